@@ -1,0 +1,11 @@
+//! Pure-Rust core of rsbloom. Nothing here knows about Redis: the Redis layer
+//! (the `rsbloom` crate) calls into these types and maps results to replies.
+//!
+//! Specification: `../shared/COMPAT.md` (section numbers are cited as §N).
+
+pub mod alloc;
+pub mod args;
+pub mod bloom;
+pub mod cuckoo;
+pub mod hash;
+pub mod rdb;
