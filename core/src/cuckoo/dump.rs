@@ -1,0 +1,147 @@
+//! CF.SCANDUMP / CF.LOADCHUNK format (§6.5) and the AOF chunk stream (§6.3).
+
+use super::{valid_params, CuckooFilter};
+
+/// Length of the packed little-endian header.
+pub const HEADER_LEN: usize = 38;
+/// Largest data chunk (16 MiB).
+pub const CHUNK_MAX: u64 = 16 * 1024 * 1024;
+
+/// Why `CuckooFilter::from_header` failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderError {
+    /// Length is not 38: `Invalid header`.
+    InvalidHeader,
+    /// Bad parameters or allocation failure: `Couldn't create filter!`.
+    CannotCreate,
+}
+
+/// A data chunk does not fit the filter: `Couldn't load chunk!`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkError;
+
+/// Sequential little-endian field reader over a header.
+struct Fields<'a>(&'a [u8]);
+
+impl Fields<'_> {
+    fn u64(&mut self) -> Option<u64> {
+        let (v, rest) = self.0.split_first_chunk::<8>()?;
+        self.0 = rest;
+        Some(u64::from_le_bytes(*v))
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        let (v, rest) = self.0.split_first_chunk::<2>()?;
+        self.0 = rest;
+        Some(u16::from_le_bytes(*v))
+    }
+}
+
+impl CuckooFilter {
+    /// The reply of `CF.SCANDUMP key 0`.
+    pub fn encode_header(&self) -> [u8; HEADER_LEN] {
+        let bytes = self
+            .num_items
+            .to_le_bytes()
+            .into_iter()
+            .chain(self.num_buckets.to_le_bytes())
+            .chain(self.num_deletes.to_le_bytes())
+            .chain(u64::from(self.num_filters()).to_le_bytes())
+            .chain(self.bucket_size.to_le_bytes())
+            .chain(self.max_iterations.to_le_bytes())
+            .chain(self.expansion.to_le_bytes());
+        let mut out = [0u8; HEADER_LEN];
+        out.iter_mut().zip(bytes).for_each(|(o, b)| *o = b);
+        out
+    }
+
+    /// Builds a zeroed filter from a `CF.LOADCHUNK key 1` header (§6.5 step 2).
+    /// `max_bucket_size` is the current cf-bucket-size maximum.
+    pub fn from_header(data: &[u8], max_bucket_size: u16) -> Result<Self, HeaderError> {
+        if data.len() != HEADER_LEN {
+            return Err(HeaderError::InvalidHeader);
+        }
+        Self::parse_header(data, max_bucket_size).ok_or(HeaderError::CannotCreate)
+    }
+
+    fn parse_header(data: &[u8], max_bucket_size: u16) -> Option<Self> {
+        let mut r = Fields(data);
+        let (num_items, num_buckets, num_deletes) = (r.u64()?, r.u64()?, r.u64()?);
+        // The C field is 16 bits wide: the count is taken modulo 2^16.
+        let num_filters = r.u64()? as u16;
+        let (bucket_size, max_iterations, expansion) = (r.u16()?, r.u16()?, r.u16()?);
+        if num_filters == 0
+            || !valid_params(
+                num_buckets,
+                bucket_size,
+                max_iterations,
+                expansion,
+                max_bucket_size,
+            )
+        {
+            return None;
+        }
+        let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
+        cf.num_items = num_items;
+        cf.num_deletes = num_deletes;
+        cf.filters
+            .try_reserve_exact(usize::from(num_filters))
+            .ok()?;
+        for _ in 0..num_filters {
+            cf.grow().ok()?;
+        }
+        Some(cf)
+    }
+
+    /// `CF.SCANDUMP key pos` for pos ≥ 1: the next position and the chunk, or
+    /// None for the end marker. A sub-filter of at most 16 MiB is always sent
+    /// whole, whatever the offset inside it (§8.2).
+    pub fn scandump_chunk(&self, pos: i64) -> Option<(i64, &[u8])> {
+        let mut offset = u64::try_from(pos).ok()?.checked_sub(1)?;
+        for f in &self.filters {
+            let size = f.data.len() as u64;
+            if offset < size {
+                let from = if size <= CHUNK_MAX { 0 } else { offset };
+                let len = (size - from).min(CHUNK_MAX);
+                let chunk = f
+                    .data
+                    .get(usize::try_from(from).ok()?..)?
+                    .get(..usize::try_from(len).ok()?)?;
+                return Some((pos.checked_add(i64::try_from(len).ok()?)?, chunk));
+            }
+            offset -= size;
+        }
+        None
+    }
+
+    /// `CF.LOADCHUNK key pos data` for pos ≠ 1: `pos` is the position after the
+    /// chunk. The chunk must lie inside one sub-filter (no wrap, §8.1 item 7).
+    pub fn load_chunk(&mut self, pos: i64, data: &[u8]) -> Result<(), ChunkError> {
+        let len = data.len() as u64;
+        let end = u64::try_from(pos).ok().and_then(|p| p.checked_sub(1));
+        let mut offset = end.filter(|&e| len != 0 && e >= len).ok_or(ChunkError)? - len;
+        for f in &mut self.filters {
+            let size = f.data.len() as u64;
+            if offset < size {
+                let start = usize::try_from(offset).map_err(|_| ChunkError)?;
+                let range = start..start.checked_add(data.len()).ok_or(ChunkError)?;
+                let dst = f.data.get_mut(range).ok_or(ChunkError)?;
+                dst.copy_from_slice(data);
+                return Ok(());
+            }
+            offset -= size;
+        }
+        Err(ChunkError)
+    }
+
+    /// The data chunks of an AOF rewrite (§6.3): `(position after chunk, chunk)`
+    /// from position 1, also when the filter holds no items.
+    pub fn aof_chunks(&self) -> impl Iterator<Item = (i64, &[u8])> + '_ {
+        let mut pos = 1;
+        std::iter::from_fn(move || {
+            let (next, chunk) = self.scandump_chunk(pos)?;
+            pos = next;
+            Some((next, chunk))
+        })
+    }
+}

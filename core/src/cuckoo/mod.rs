@@ -1,0 +1,417 @@
+//! Cuckoo filter (`MBbloomCF`), byte-compatible with RedisBloom (COMPAT §4).
+//!
+//! A filter is a list of sub-filters, oldest first. Sub-filter i has `N_i`
+//! buckets (always a power of two: every constructor validates it, which the
+//! kick-out rollback and the alternate-bucket symmetry rely on) of
+//! `bucket_size` one-byte slots; 0 marks an empty slot.
+
+mod compact;
+mod dump;
+mod rdb;
+
+#[cfg(test)]
+mod tests;
+
+pub use dump::{ChunkError, HeaderError, CHUNK_MAX, HEADER_LEN};
+pub use rdb::{LegacyDefaults, LoadError, ENCODING_VERSION};
+
+use crate::alloc::{try_zeroed, AllocError};
+use crate::hash::murmur64a;
+
+/// Multiplier of the alternate-bucket function (§2.4).
+const ALT_MUL: u64 = 0x5bd1e995;
+/// Bucket counts must stay at or below 2^56 - 1 (§4.2 growth, §6.5).
+const MAX_BUCKETS: u64 = (1 << 56) - 1;
+/// Largest bucket size a filter can be created with (§4.1).
+const MAX_BUCKET_SIZE: u16 = 255;
+
+/// The hashed form of an item; computed once and used for every sub-filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooHash {
+    pub fp: u8,
+    pub h1: u64,
+    pub h2: u64,
+}
+
+/// Fingerprint and candidate hashes of an item (§2.4).
+pub fn hash_item(item: &[u8]) -> CuckooHash {
+    let h = murmur64a(item, 0);
+    // h % 255 < 255, so the fingerprint is 1..=255 and never "empty".
+    let fp = (h % 255) as u8 + 1;
+    CuckooHash {
+        fp,
+        h1: h,
+        h2: alt(fp, h),
+    }
+}
+
+/// The other candidate bucket of fingerprint `fp` stored at (hash or bucket) `x`.
+#[inline]
+fn alt(fp: u8, x: u64) -> u64 {
+    x ^ (u64::from(fp) * ALT_MUL)
+}
+
+/// `nextPow2` of §4.2: 0 stays 0, otherwise the smallest power of two ≥ x.
+pub fn next_pow2(x: u64) -> Option<u64> {
+    if x == 0 {
+        Some(0)
+    } else {
+        x.checked_next_power_of_two()
+    }
+}
+
+/// Bucket count of sub-filter `i`: `num_buckets × expansion^i` (§4.2 growth).
+/// None when it would be 0 (expansion 0 past the first) or exceed 2^56 - 1.
+fn sub_filter_buckets(num_buckets: u64, expansion: u16, i: u16) -> Option<u64> {
+    u64::from(expansion)
+        .checked_pow(u32::from(i))
+        .and_then(|g| g.checked_mul(num_buckets))
+        .filter(|&n| n != 0 && n <= MAX_BUCKETS)
+}
+
+/// Filter parameters every constructor (create, header, RDB) must satisfy.
+fn valid_params(
+    num_buckets: u64,
+    bucket_size: u16,
+    max_iterations: u16,
+    expansion: u16,
+    max_bucket_size: u16,
+) -> bool {
+    num_buckets.is_power_of_two()
+        && num_buckets <= MAX_BUCKETS
+        && (1..=max_bucket_size).contains(&bucket_size)
+        && max_iterations != 0
+        // Only power-of-two growth keeps every N_i a power of two (§8.1 item 5).
+        && (expansion == 0 || expansion.is_power_of_two())
+}
+
+/// Why `CuckooFilter::new` failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateError {
+    /// Parameters out of range (capacity < 2 × bucket size, bucket size not in
+    /// 1..=255, max iterations 0, expansion > 32768).
+    Invalid,
+    /// The first sub-filter could not be allocated.
+    OutOfMemory,
+}
+
+/// Result of an insert (§4.3, §4.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertOutcome {
+    Inserted,
+    /// Insert-unique only: the fingerprint was already present.
+    Exists,
+    /// Full and non-scaling (expansion 0).
+    NoSpace,
+    /// Growth failed (65535 sub-filters, bucket bound, or allocation).
+    AllocFailed,
+}
+
+/// One sub-filter: `mask + 1` buckets laid out consecutively in `data`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SubFilter {
+    mask: u64,
+    data: Vec<u8>,
+}
+
+impl SubFilter {
+    fn num_buckets(&self) -> u64 {
+        self.mask + 1
+    }
+
+    /// Byte range of bucket `h mod N`, in full 64-bit arithmetic (§8.1 item 6).
+    #[inline]
+    fn bucket_range(&self, h: u64, bs: usize) -> Option<std::ops::Range<usize>> {
+        let start = usize::try_from(h & self.mask).ok()?.checked_mul(bs)?;
+        Some(start..start.checked_add(bs)?)
+    }
+
+    #[inline]
+    fn bucket(&self, h: u64, bs: usize) -> Option<&[u8]> {
+        self.data.get(self.bucket_range(h, bs)?)
+    }
+
+    /// Offset of the first slot of bucket `h mod N` holding `fp` (0 = empty).
+    #[inline]
+    fn find(&self, h: u64, fp: u8, bs: usize) -> Option<usize> {
+        let range = self.bucket_range(h, bs)?;
+        let s = self
+            .data
+            .get(range.clone())?
+            .iter()
+            .position(|&b| b == fp)?;
+        Some(range.start + s)
+    }
+
+    /// First empty slot in bucket `h1 mod N`, then in bucket `h2 mod N`.
+    #[inline]
+    fn find_available(&self, h1: u64, h2: u64, bs: usize) -> Option<usize> {
+        self.find(h1, 0, bs).or_else(|| self.find(h2, 0, bs))
+    }
+
+    #[inline]
+    fn set(&mut self, offset: usize, fp: u8) {
+        if let Some(slot) = self.data.get_mut(offset) {
+            *slot = fp;
+        }
+    }
+
+    fn count_in(&self, h: u64, fp: u8, bs: usize) -> u64 {
+        self.bucket(h, bs)
+            .map_or(0, |b| b.iter().filter(|&&s| s == fp).count() as u64)
+    }
+
+    /// Clears the first slot holding `fp` in bucket `h1`, else in bucket `h2`.
+    fn delete(&mut self, h: CuckooHash, bs: usize) -> bool {
+        let found = self
+            .find(h.h1, h.fp, bs)
+            .or_else(|| self.find(h.h2, h.fp, bs));
+        found.map(|off| self.set(off, 0)).is_some()
+    }
+}
+
+/// A scalable cuckoo filter; field semantics as in §4.1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuckooFilter {
+    num_buckets: u64,
+    num_items: u64,
+    num_deletes: u64,
+    bucket_size: u16,
+    max_iterations: u16,
+    expansion: u16,
+    /// Oldest first; never empty once constructed.
+    filters: Vec<SubFilter>,
+}
+
+impl CuckooFilter {
+    /// CF.RESERVE / auto-creation (§4.2). `expansion` is rounded up to a power
+    /// of two; `capacity` must be at least `2 × bucket_size`.
+    pub fn new(
+        capacity: u64,
+        bucket_size: u16,
+        max_iterations: u16,
+        expansion: u16,
+    ) -> Result<Self, CreateError> {
+        let expansion = next_pow2(u64::from(expansion)).and_then(|x| u16::try_from(x).ok());
+        let num_buckets = capacity
+            .checked_div(u64::from(bucket_size))
+            .and_then(next_pow2);
+        let (Some(expansion), Some(num_buckets)) = (expansion, num_buckets) else {
+            return Err(CreateError::Invalid);
+        };
+        let big_enough = capacity >= 2 * u64::from(bucket_size);
+        if !big_enough
+            || !valid_params(
+                num_buckets,
+                bucket_size,
+                max_iterations,
+                expansion,
+                MAX_BUCKET_SIZE,
+            )
+        {
+            return Err(CreateError::Invalid);
+        }
+        let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
+        cf.grow().map_err(|_| CreateError::OutOfMemory)?;
+        Ok(cf)
+    }
+
+    /// A filter without sub-filters; parameters must already be validated.
+    fn empty(num_buckets: u64, bucket_size: u16, max_iterations: u16, expansion: u16) -> Self {
+        CuckooFilter {
+            num_buckets,
+            num_items: 0,
+            num_deletes: 0,
+            bucket_size,
+            max_iterations,
+            expansion,
+            filters: Vec::new(),
+        }
+    }
+
+    /// Appends the next sub-filter, zeroed (§4.2 growth).
+    fn grow(&mut self) -> Result<(), AllocError> {
+        let i = u16::try_from(self.filters.len()).map_err(|_| AllocError)?;
+        if i == u16::MAX {
+            return Err(AllocError);
+        }
+        let n = sub_filter_buckets(self.num_buckets, self.expansion, i).ok_or(AllocError)?;
+        let data = try_zeroed(
+            n.checked_mul(u64::from(self.bucket_size))
+                .ok_or(AllocError)?,
+        )?;
+        self.filters.try_reserve(1).map_err(|_| AllocError)?;
+        self.filters.push(SubFilter { mask: n - 1, data });
+        Ok(())
+    }
+
+    /// Bucket size as an index type. It is ≥ 1 by construction; `max(1)`
+    /// keeps `% bs` and `chunks_exact` panic-free regardless.
+    fn bs(&self) -> usize {
+        usize::from(self.bucket_size).max(1)
+    }
+
+    /// Multiset insert (§4.3).
+    pub fn insert(&mut self, h: CuckooHash) -> InsertOutcome {
+        loop {
+            if self.first_fit(h) || self.kick_out(h) {
+                self.num_items = self.num_items.wrapping_add(1);
+                return InsertOutcome::Inserted;
+            }
+            if self.expansion == 0 {
+                return InsertOutcome::NoSpace;
+            }
+            // Bounded: growth fails at the latest at 65535 sub-filters.
+            if self.grow().is_err() {
+                return InsertOutcome::AllocFailed;
+            }
+        }
+    }
+
+    /// Insert unless the fingerprint is already present (§4.5).
+    pub fn insert_unique(&mut self, h: CuckooHash) -> InsertOutcome {
+        if self.contains(h) {
+            InsertOutcome::Exists
+        } else {
+            self.insert(h)
+        }
+    }
+
+    /// Puts `fp` into the first empty candidate slot, newest sub-filter first.
+    fn first_fit(&mut self, h: CuckooHash) -> bool {
+        let bs = self.bs();
+        for f in self.filters.iter_mut().rev() {
+            if let Some(off) = f.find_available(h.h1, h.h2, bs) {
+                f.set(off, h.fp);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The eviction procedure of §4.4 on the newest sub-filter. Deterministic:
+    /// the victim slot `v` advances across iterations, and a failed attempt is
+    /// undone by walking exactly the same path backwards.
+    fn kick_out(&mut self, h: CuckooHash) -> bool {
+        let bs = self.bs();
+        let max_iterations = self.max_iterations;
+        let Some(f) = self.filters.last_mut() else {
+            return false;
+        };
+        let mut cur = h.fp;
+        let mut v = 0;
+        let mut j = h.h1 & f.mask;
+        for _ in 0..max_iterations {
+            swap_slot(f, j, v, bs, &mut cur);
+            j = alt(cur, j) & f.mask;
+            if let Some(off) = f.find(j, 0, bs) {
+                f.set(off, cur);
+                return true;
+            }
+            v = (v + 1) % bs;
+        }
+        for _ in 0..max_iterations {
+            v = (v + bs - 1) % bs;
+            j = alt(cur, j) & f.mask;
+            swap_slot(f, j, v, bs, &mut cur);
+        }
+        false
+    }
+
+    /// Membership, oldest sub-filter first (§4.6).
+    pub fn contains(&self, h: CuckooHash) -> bool {
+        let bs = self.bs();
+        let has = |f: &SubFilter, x: u64| f.bucket(x, bs).is_some_and(|b| b.contains(&h.fp));
+        self.filters.iter().any(|f| has(f, h.h1) || has(f, h.h2))
+    }
+
+    /// Copies of the fingerprint in both candidate buckets of every sub-filter;
+    /// a bucket that is both candidates counts twice (§4.6, §8.2).
+    pub fn count(&self, h: CuckooHash) -> u64 {
+        let bs = self.bs();
+        self.filters.iter().fold(0u64, |acc, f| {
+            acc.wrapping_add(f.count_in(h.h1, h.fp, bs))
+                .wrapping_add(f.count_in(h.h2, h.fp, bs))
+        })
+    }
+
+    /// Removes one copy, newest sub-filter first, then maybe compacts (§4.7).
+    pub fn delete(&mut self, h: CuckooHash) -> bool {
+        let bs = self.bs();
+        if !self.filters.iter_mut().rev().any(|f| f.delete(h, bs)) {
+            return false;
+        }
+        // Counters come from untrusted dumps too: wrap like the C fields do.
+        self.num_items = self.num_items.wrapping_sub(1);
+        self.num_deletes = self.num_deletes.wrapping_add(1);
+        if self.filters.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10 {
+            self.compact(false);
+        }
+        true
+    }
+
+    /// Base bucket count (sub-filter 0).
+    pub fn num_buckets(&self) -> u64 {
+        self.num_buckets
+    }
+
+    pub fn num_items(&self) -> u64 {
+        self.num_items
+    }
+
+    pub fn num_deletes(&self) -> u64 {
+        self.num_deletes
+    }
+
+    /// At most 65535 by construction.
+    pub fn num_filters(&self) -> u16 {
+        u16::try_from(self.filters.len()).unwrap_or(u16::MAX)
+    }
+
+    pub fn bucket_size(&self) -> u16 {
+        self.bucket_size
+    }
+
+    pub fn max_iterations(&self) -> u16 {
+        self.max_iterations
+    }
+
+    /// The rounded expansion (power of two or 0).
+    pub fn expansion(&self) -> u16 {
+        self.expansion
+    }
+
+    /// CF.INFO `Size` (§4.9).
+    pub fn size_bytes(&self) -> u64 {
+        let slots = self
+            .filters
+            .iter()
+            .fold(0u64, |acc, f| acc.saturating_add(f.data.len() as u64));
+        (40 + 16 * u64::from(self.num_filters())).saturating_add(slots)
+    }
+
+    /// CF.DEBUG reply (§4.9).
+    pub fn debug_string(&self) -> String {
+        format!(
+            "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+            self.bucket_size,
+            self.num_buckets,
+            self.num_items,
+            self.num_deletes,
+            self.num_filters(),
+            self.max_iterations,
+            self.expansion
+        )
+    }
+}
+
+/// Exchanges `cur` with slot `v` of bucket `j` (kick-out step).
+#[inline]
+fn swap_slot(f: &mut SubFilter, j: u64, v: usize, bs: usize, cur: &mut u8) {
+    let slot = f
+        .bucket_range(j, bs)
+        .and_then(|r| f.data.get_mut(r.start.checked_add(v)?));
+    if let Some(slot) = slot {
+        std::mem::swap(slot, cur);
+    }
+}

@@ -1,0 +1,132 @@
+//! Cuckoo RDB value (`MBbloomCF`, §6.2).
+
+use super::{next_pow2, sub_filter_buckets, valid_params, CuckooFilter, SubFilter};
+use crate::rdb::{RdbSink, RdbSource, ReadError};
+
+/// Encoding version written; also the first one carrying the per-filter
+/// parameters and per-sub-filter bucket counts.
+pub const ENCODING_VERSION: i32 = 4;
+
+/// Parameters for encodings < 4, which did not store them: the current
+/// cf-bucket-size, cf-max-iterations and cf-expansion-factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LegacyDefaults {
+    pub bucket_size: u16,
+    pub max_iterations: u16,
+    pub expansion: u16,
+}
+
+/// Why an RDB value could not be loaded (Redis fails the load either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadError {
+    /// Encoding version newer than 4.
+    UnsupportedVersion,
+    /// Truncated or malformed primitive stream.
+    Read,
+    /// Parameters or buffer sizes that would make an unsound filter.
+    Invalid,
+}
+
+impl From<ReadError> for LoadError {
+    fn from(_: ReadError) -> Self {
+        LoadError::Read
+    }
+}
+
+impl CuckooFilter {
+    /// Writes the value in encoding version 4.
+    pub fn rdb_save<S: RdbSink>(&self, sink: &mut S) {
+        sink.write_unsigned(u64::from(self.num_filters()));
+        sink.write_unsigned(self.num_buckets);
+        sink.write_unsigned(self.num_items);
+        sink.write_unsigned(self.num_deletes);
+        sink.write_unsigned(u64::from(self.bucket_size));
+        sink.write_unsigned(u64::from(self.max_iterations));
+        sink.write_unsigned(u64::from(self.expansion));
+        for f in &self.filters {
+            sink.write_unsigned(f.num_buckets());
+            sink.write_buffer(&f.data);
+        }
+    }
+
+    /// Reads a value of encoding `encver`, validated like a LOADCHUNK header:
+    /// every sub-filter must have exactly the bucket count growth would give
+    /// it (encoding 4) or the base count (older encodings, which grew without
+    /// expansion), and a buffer of that many buckets. Buffers are adopted.
+    ///
+    /// `max_bucket_size` bounds the bucket size; passing 255 keeps filters
+    /// created before cf-initial-size was lowered loadable.
+    pub fn rdb_load<S: RdbSource>(
+        src: &mut S,
+        encver: i32,
+        legacy: LegacyDefaults,
+        max_bucket_size: u16,
+    ) -> Result<Self, LoadError> {
+        if encver > ENCODING_VERSION {
+            return Err(LoadError::UnsupportedVersion);
+        }
+        let current = encver >= ENCODING_VERSION;
+        // 16-bit C fields: the stored values are truncated like RedisBloom does.
+        let num_filters = src.read_unsigned()? as u16;
+        let num_buckets = src.read_unsigned()?;
+        let num_items = src.read_unsigned()?;
+        let (num_deletes, bucket_size, max_iterations, expansion) = if current {
+            let num_deletes = src.read_unsigned()?;
+            let bucket_size = src.read_unsigned()? as u16;
+            (
+                num_deletes,
+                bucket_size,
+                src.read_unsigned()? as u16,
+                src.read_unsigned()? as u16,
+            )
+        } else {
+            // Legacy expansion comes from the configuration: round it as creation does.
+            let expansion =
+                next_pow2(u64::from(legacy.expansion)).and_then(|x| u16::try_from(x).ok());
+            (
+                0,
+                legacy.bucket_size,
+                legacy.max_iterations,
+                expansion.ok_or(LoadError::Invalid)?,
+            )
+        };
+        if num_filters == 0
+            || !valid_params(
+                num_buckets,
+                bucket_size,
+                max_iterations,
+                expansion,
+                max_bucket_size,
+            )
+        {
+            return Err(LoadError::Invalid);
+        }
+        let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
+        cf.num_items = num_items;
+        cf.num_deletes = num_deletes;
+        cf.filters
+            .try_reserve_exact(usize::from(num_filters))
+            .map_err(|_| LoadError::Invalid)?;
+        for i in 0..num_filters {
+            let stored = if current {
+                Some(src.read_unsigned()?)
+            } else {
+                None
+            };
+            let data = src.read_buffer()?;
+            let expected = if current {
+                sub_filter_buckets(num_buckets, expansion, i)
+            } else {
+                Some(num_buckets)
+            };
+            let n = expected
+                .filter(|&n| stored.unwrap_or(n) == n)
+                .ok_or(LoadError::Invalid)?;
+            if n.checked_mul(u64::from(bucket_size)) != Some(data.len() as u64) {
+                return Err(LoadError::Invalid);
+            }
+            cf.filters.push(SubFilter { mask: n - 1, data });
+        }
+        Ok(cf)
+    }
+}
