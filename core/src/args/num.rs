@@ -1,0 +1,222 @@
+//! Number parsing with exactly the server's semantics (§5.0), so that every
+//! argument accepted or rejected by RedisBloom is accepted or rejected here.
+
+/// Longest accepted integer text is 20 bytes ("-9223372036854775808").
+const LONG_STR_SIZE: usize = 21;
+
+/// Port of Redis' `string2ll` (what `RM_StringToLongLong` uses).
+///
+/// Canonical decimal only: optional `-`, no `+`, no spaces, no leading zeros,
+/// `0` only as the whole string, `-0` rejected, must fit in an `i64`.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() >= LONG_STR_SIZE {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    // First digit 1-9: this rejects "-", "-0", "01" and "+1" in one place.
+    match digits.first() {
+        Some(b'1'..=b'9') => {}
+        _ => return None,
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    if negative {
+        // i64::MIN has magnitude i64::MAX + 1, which still fits in a u64.
+        0i64.checked_sub_unsigned(v)
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
+/// Inputs up to this length are NUL-terminated on the stack, longer ones on
+/// the heap (a double never needs more than a few dozen characters).
+const STACK_BUF: usize = 64;
+
+/// Port of Redis' `string2d` / `getDoubleFromObject` (what
+/// `RM_StringToDouble` uses): C `strtod` syntax (exponents, hex floats, `inf`)
+/// consuming every byte, no leading space, no NaN, no overflow to ±HUGE_VAL
+/// and no underflow to zero. Subnormal results are accepted.
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    if s.first().is_none_or(|&c| is_c_space(c)) {
+        return None;
+    }
+    let mut stack = [0u8; STACK_BUF];
+    let heap: Vec<u8>;
+    let buf: &[u8] = match stack.get_mut(..s.len()) {
+        Some(head) if s.len() < STACK_BUF => {
+            head.copy_from_slice(s);
+            &stack
+        }
+        _ => {
+            heap = s.iter().copied().chain(std::iter::once(0)).collect();
+            &heap
+        }
+    };
+    let (value, consumed, erange) = strtod(buf);
+    // A NUL inside `s` stops strtod early, so it is rejected here too.
+    let range_error = erange && (value.is_infinite() || value == 0.0);
+    if consumed != s.len() || range_error || value.is_nan() {
+        return None;
+    }
+    Some(value)
+}
+
+/// C `isspace` in the "C" locale (Redis does not set LC_CTYPE).
+fn is_c_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// `strtod` on a buffer that contains a NUL; returns the value, the number of
+/// bytes consumed and whether errno was ERANGE.
+fn strtod(buf: &[u8]) -> (f64, usize, bool) {
+    debug_assert!(buf.contains(&0));
+    let start = buf.as_ptr().cast::<libc::c_char>();
+    let mut end: *mut libc::c_char = std::ptr::null_mut();
+    // SAFETY: `buf` contains a NUL byte, so strtod reads only inside it, and
+    // `end` is set to a pointer into `buf` (at or after `start`). errno is
+    // thread-local.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let value = libc::strtod(start, &mut end);
+        let erange = *libc::__errno_location() == libc::ERANGE;
+        let consumed = usize::try_from(end.offset_from(start)).unwrap_or(0);
+        (value, consumed, erange)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn i64_accepts_canonical() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"7"), Some(7));
+        assert_eq!(parse_i64(b"-7"), Some(-7));
+        assert_eq!(parse_i64(b"1073741824"), Some(1 << 30));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+    }
+
+    #[test]
+    fn i64_rejects_non_canonical() {
+        for s in [
+            &b""[..],
+            b"+1",
+            b" 1",
+            b"1 ",
+            b"01",
+            b"00",
+            b"-0",
+            b"-",
+            b"-01",
+            b"1.0",
+            b"1e3",
+            b"0x10",
+            b"1\0",
+            b"9223372036854775808",
+            b"-9223372036854775809",
+            b"18446744073709551616",
+            b"99999999999999999999",
+        ] {
+            assert_eq!(parse_i64(s), None, "{:?}", String::from_utf8_lossy(s));
+        }
+    }
+
+    #[test]
+    fn i64_rejects_21_chars_even_if_valid_value() {
+        // Same value as "-9223372036854775808"-like width but 21 bytes long.
+        assert_eq!(parse_i64(b"-92233720368547758080"), None);
+        assert_eq!(parse_i64(b"100000000000000000000"), None);
+    }
+
+    #[test]
+    fn f64_accepts_strtod_syntax() {
+        assert_eq!(parse_f64(b"0.01"), Some(0.01));
+        assert_eq!(parse_f64(b"1e5"), Some(1e5));
+        assert_eq!(parse_f64(b"2e-2"), Some(0.02));
+        assert_eq!(parse_f64(b"0x1p-3"), Some(0.125));
+        assert_eq!(parse_f64(b"inf"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"-Infinity"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"5e-324"), Some(5e-324));
+        assert_eq!(parse_f64(b"+.5"), Some(0.5));
+        assert_eq!(parse_f64(b"-0"), Some(0.0));
+    }
+
+    #[test]
+    fn f64_rejects() {
+        for s in [
+            &b""[..],
+            b" 1",
+            b"\t1",
+            b"1 ",
+            b"1.5\0",
+            b"abc",
+            b"1e-400",
+            b"-1e-400",
+            b"1e400",
+            b"-1e400",
+            b"nan",
+            b"NaN",
+            b"-nan",
+            b".",
+            b"1,5",
+        ] {
+            assert_eq!(parse_f64(s), None, "{:?}", String::from_utf8_lossy(s));
+        }
+    }
+
+    #[test]
+    fn f64_long_input_uses_heap_path() {
+        let mut s = b"0.".to_vec();
+        s.extend(std::iter::repeat_n(b'0', 100));
+        s.push(b'1');
+        assert_eq!(parse_f64(&s), Some(1e-101));
+        s.push(b'x');
+        assert_eq!(parse_f64(&s), None);
+        // Exactly at the stack boundary.
+        let edge = vec![b'1'; STACK_BUF - 1];
+        assert!(parse_f64(&edge).is_some());
+        let edge = vec![b'1'; STACK_BUF];
+        assert!(parse_f64(&edge).is_some());
+    }
+
+    proptest! {
+        #[test]
+        fn i64_agrees_with_std_on_canonical(v in any::<i64>()) {
+            prop_assert_eq!(parse_i64(v.to_string().as_bytes()), Some(v));
+        }
+
+        #[test]
+        fn i64_rejects_non_canonical_renderings(v in any::<i64>(), zeros in 1usize..3) {
+            let plus = format!("+{}", v.unsigned_abs());
+            let padded = match v {
+                0 => "-0".to_string(),
+                _ if v < 0 => format!("-{}{}", "0".repeat(zeros), v.unsigned_abs()),
+                _ => format!("{}{}", "0".repeat(zeros), v),
+            };
+            prop_assert_eq!(parse_i64(plus.as_bytes()), None);
+            prop_assert_eq!(parse_i64(padded.as_bytes()), None);
+            prop_assert_eq!(parse_i64(format!(" {v}").as_bytes()), None);
+            prop_assert_eq!(parse_i64(format!("{v} ").as_bytes()), None);
+        }
+
+        #[test]
+        fn i64_matches_std_on_arbitrary_digit_strings(s in "-?[0-9]{0,21}") {
+            let canonical = s.parse::<i64>().ok().filter(|v| v.to_string() == s);
+            prop_assert_eq!(parse_i64(s.as_bytes()), canonical);
+        }
+    }
+}
