@@ -109,11 +109,10 @@ pub fn parse_bf_insert<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<BfIns
     if argv.len() < 4 {
         return Err(ArgError::WrongArity);
     }
-    let defaults = bf_autocreate(cfg);
     let mut capacity = cfg.bf_initial_size;
     let mut expansion = cfg.bf_expansion_factor;
-    let mut error_rate = defaults.error_rate;
-    let mut nonscaling = defaults.nonscaling;
+    let mut error_rate = cfg.bf_error_rate;
+    let mut nonscaling = cfg.bf_expansion_factor == 0;
     let mut nocreate = false;
     let mut marker = None;
     let mut i = 2;

@@ -1,6 +1,8 @@
 //! Number parsing with exactly the server's semantics (§5.0), so that every
 //! argument accepted or rejected by RedisBloom is accepted or rejected here.
 
+use std::ffi::CStr;
+
 /// Longest accepted integer text is 20 bytes ("-9223372036854775808").
 const LONG_STR_SIZE: usize = 21;
 
@@ -53,17 +55,14 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     }
     let mut stack = [0u8; STACK_BUF];
     let heap: Vec<u8>;
-    let buf: &[u8] = match stack.get_mut(..s.len()) {
-        Some(head) if s.len() < STACK_BUF => {
-            head.copy_from_slice(s);
-            &stack
-        }
-        _ => {
-            heap = s.iter().copied().chain(std::iter::once(0)).collect();
-            &heap
-        }
+    let buf: &[u8] = if s.len() < STACK_BUF {
+        stack.get_mut(..s.len())?.copy_from_slice(s);
+        &stack
+    } else {
+        heap = [s, b"\0"].concat();
+        &heap
     };
-    let (value, consumed, erange) = strtod(buf);
+    let (value, consumed, erange) = strtod(CStr::from_bytes_until_nul(buf).ok()?);
     // A NUL inside `s` stops strtod early, so it is rejected here too.
     let range_error = erange && (value.is_infinite() || value == 0.0);
     if consumed != s.len() || range_error || value.is_nan() {
@@ -77,14 +76,13 @@ fn is_c_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
-/// `strtod` on a buffer that contains a NUL; returns the value, the number of
-/// bytes consumed and whether errno was ERANGE.
-fn strtod(buf: &[u8]) -> (f64, usize, bool) {
-    debug_assert!(buf.contains(&0));
-    let start = buf.as_ptr().cast::<libc::c_char>();
+/// C `strtod`; returns the value, the number of bytes consumed and whether
+/// errno was ERANGE.
+fn strtod(text: &CStr) -> (f64, usize, bool) {
+    let start = text.as_ptr();
     let mut end: *mut libc::c_char = std::ptr::null_mut();
-    // SAFETY: `buf` contains a NUL byte, so strtod reads only inside it, and
-    // `end` is set to a pointer into `buf` (at or after `start`). errno is
+    // SAFETY: `text` is NUL-terminated, so strtod reads only inside it and
+    // sets `end` to a pointer into it, at or after `start`. errno is
     // thread-local.
     unsafe {
         *libc::__errno_location() = 0;
