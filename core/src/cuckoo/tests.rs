@@ -538,3 +538,17 @@ proptest! {
         assert_round_trips(&cf);
     }
 }
+
+#[test]
+fn slot_offsets_use_64_bits() {
+    // §8.1 item 6: an 8 GiB sub-filter (lazily zeroed pages, touched once).
+    let Ok(mut cf) = CuckooFilter::from_header(&header(1 << 33, 1, 1, 20, 1), 255) else {
+        eprintln!("skipped: cannot reserve 8 GiB here");
+        return;
+    };
+    let t2 = h("t2");
+    assert_eq!(cf.insert(t2), Inserted);
+    assert_eq!(cf.filters[0].data[4874832503], 208);
+    assert!(cf.contains(t2) && cf.delete(t2));
+    assert_eq!(cf.filters[0].data[4874832503], 0);
+}
