@@ -1,0 +1,211 @@
+//! One link of a chain: its parameters, its bit array and the bit probing of §3.4.
+
+use std::num::NonZeroU64;
+
+use super::sizing::{bits_per_entry, hash_count, size_link};
+use super::{CreateError, HashPair, LoadError};
+use crate::alloc::try_zeroed;
+
+/// Upper bound on `hashes` of loaded links. A genuine link has at most 1075
+/// (ceil(LN2c · bpe) for the smallest positive error, 5e-324); the bound keeps
+/// crafted data from making every add/check arbitrarily slow (§8.1 item 11).
+const MAX_HASHES: u64 = 1100;
+
+/// Highest legal power-of-two exponent; 2^n2 must fit in 64 bits.
+const MAX_N2: u64 = 63;
+
+/// A sub-filter (§3.1). Invariant: every probed bit index is below
+/// `8 * data.len()`, so probing never leaves the array.
+#[derive(Debug)]
+pub struct Link {
+    entries: u64,
+    error: f64,
+    bpe: f64,
+    hashes: u32,
+    bits: u64,
+    n2: u8,
+    size: u64,
+    /// Index modulus: 2^n2 for legacy power-of-two links, else `bits`.
+    modulus: NonZeroU64,
+    data: Vec<u8>,
+}
+
+/// Link fields as read from a header or an RDB value, before validation.
+/// `hashes` and `n2` stay 64-bit until range-checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LinkMeta {
+    pub entries: u64,
+    pub error: f64,
+    pub bpe: f64,
+    pub hashes: u64,
+    pub bits: u64,
+    pub n2: u64,
+    pub size: u64,
+}
+
+impl LinkMeta {
+    /// Checks of §6.1 (and §8.1 items 10–11) that do not need the bit array,
+    /// so they can run before it is read or allocated.
+    pub(crate) fn check(&self) -> Result<(), LoadError> {
+        if !(self.error > 0.0 && self.error < 1.0) {
+            return Err(LoadError::Invalid("error rate outside (0, 1)"));
+        }
+        if self.n2 > MAX_N2 {
+            return Err(LoadError::Invalid("n2 above 63"));
+        }
+        if self.bits == 0 || (self.n2 != 0 && self.bits < 1u64 << self.n2) {
+            return Err(LoadError::Invalid("bits zero or below 2^n2"));
+        }
+        if !(1..=MAX_HASHES).contains(&self.hashes) || self.hashes != hash_count(self.bpe) {
+            return Err(LoadError::Invalid("hashes do not match bpe"));
+        }
+        Ok(())
+    }
+
+    /// Dump headers must carry the bpe that creation derives from the error
+    /// (true for every genuine dump); this pins `hashes` to the error (§8.1 item 11).
+    pub(crate) fn check_exact_bpe(&self) -> Result<(), LoadError> {
+        if self.bpe == bits_per_entry(self.error) {
+            Ok(())
+        } else {
+            Err(LoadError::Invalid("bpe does not match error rate"))
+        }
+    }
+
+    /// Checks that `bytes` bytes of storage hold exactly `bits` bits.
+    pub(crate) fn check_bytes(&self, bytes: u64) -> Result<(), LoadError> {
+        if bytes.checked_mul(8) == Some(self.bits) {
+            Ok(())
+        } else {
+            Err(LoadError::Invalid("bits differ from 8 * bytes"))
+        }
+    }
+}
+
+impl Link {
+    /// A new, empty link (§3.2).
+    pub(crate) fn create(entries: u64, error: f64, options: u32) -> Result<Link, CreateError> {
+        let s = size_link(entries, error, options)?;
+        let data = try_zeroed(s.bytes).map_err(|_| CreateError::OutOfMemory)?;
+        let meta = LinkMeta {
+            entries: s.entries,
+            error: s.error,
+            bpe: s.bpe,
+            hashes: u64::from(s.hashes),
+            bits: s.bits,
+            n2: u64::from(s.n2),
+            size: 0,
+        };
+        // Sizing always yields valid links; the check keeps a single entry point.
+        Link::from_meta(&meta, data).map_err(|_| CreateError::Invalid)
+    }
+
+    /// A link over `data` (adopted, not copied) after full validation.
+    pub(crate) fn from_meta(meta: &LinkMeta, data: Vec<u8>) -> Result<Link, LoadError> {
+        meta.check()?;
+        meta.check_bytes(data.len() as u64)?;
+        let invalid = LoadError::Invalid("link fields out of range");
+        let n2 = u8::try_from(meta.n2).map_err(|_| invalid)?;
+        let modulus = if n2 > 0 { 1u64 << n2 } else { meta.bits };
+        Ok(Link {
+            entries: meta.entries,
+            error: meta.error,
+            bpe: meta.bpe,
+            hashes: u32::try_from(meta.hashes).map_err(|_| invalid)?,
+            bits: meta.bits,
+            n2,
+            size: meta.size,
+            modulus: NonZeroU64::new(modulus).ok_or(invalid)?,
+            data,
+        })
+    }
+
+    /// The bit indices probed for `h`.
+    fn probes(&self, h: HashPair) -> Probes {
+        Probes {
+            next: h.a,
+            step: h.b,
+            left: self.hashes,
+            modulus: self.modulus,
+        }
+    }
+
+    /// Whether every probed bit is set (stops at the first unset one).
+    pub(crate) fn contains(&self, h: HashPair) -> bool {
+        self.probes(h).all(|x| {
+            self.data
+                .get((x >> 3) as usize)
+                .is_some_and(|byte| byte & (1 << (x & 7)) != 0)
+        })
+    }
+
+    /// Sets every probed bit and counts the item.
+    pub(crate) fn insert(&mut self, h: HashPair) {
+        for x in self.probes(h) {
+            if let Some(byte) = self.data.get_mut((x >> 3) as usize) {
+                *byte |= 1 << (x & 7);
+            }
+        }
+        self.size = self.size.wrapping_add(1);
+    }
+
+    /// The bit array, for LOADCHUNK.
+    pub(crate) fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.data
+    }
+
+    /// Capacity of the link.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+    pub fn error(&self) -> f64 {
+        self.error
+    }
+    /// Bits per entry.
+    pub fn bpe(&self) -> f64 {
+        self.bpe
+    }
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+    /// Stored bit count (8 × bytes).
+    pub fn bits(&self) -> u64 {
+        self.bits
+    }
+    /// log2 of the index modulus of legacy power-of-two links, else 0.
+    pub fn n2(&self) -> u8 {
+        self.n2
+    }
+    /// Items added to this link.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+    /// Length of the bit array in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.data.len() as u64
+    }
+    /// The bit array (bit x is byte x >> 3, mask 1 << (x & 7)).
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+/// Iterator over `(a + i*b) mod modulus` for i in 0..hashes, with the sum in
+/// wrapping 64-bit arithmetic; stepping by `b` avoids the multiplication.
+struct Probes {
+    next: u64,
+    step: u64,
+    left: u32,
+    modulus: NonZeroU64,
+}
+
+impl Iterator for Probes {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        self.left = self.left.checked_sub(1)?;
+        let x = self.next;
+        self.next = x.wrapping_add(self.step);
+        Some(x % self.modulus)
+    }
+}

@@ -1,0 +1,256 @@
+//! Scalable Bloom filter chain, bit-compatible with RedisBloom (COMPAT §3).
+//!
+//! A chain is a list of links (sub-filters); only the newest link receives new
+//! items, every link answers membership queries. An item is hashed once per
+//! chain operation and the same pair probes every link.
+
+mod debug;
+mod dump;
+mod link;
+mod rdb;
+mod sizing;
+
+#[cfg(test)]
+mod tests;
+
+pub use debug::format_g;
+pub use dump::ChunkError;
+pub use link::Link;
+pub use sizing::{size_link, Sizing};
+
+use crate::hash::{murmur2, murmur64a};
+
+/// Exact sizing, index modulus = `bits` (every modern filter).
+pub const NOROUND: u32 = 1;
+/// Legacy: the capacity argument is log2 of the bit count.
+pub const ENTS_IS_BITS: u32 = 2;
+/// 64-bit MurmurHash64A hashing instead of 32-bit MurmurHash2.
+pub const FORCE64: u32 = 4;
+/// The chain never grows; a full filter rejects new items.
+pub const NO_SCALING: u32 = 8;
+/// All option bits a dump header may carry.
+pub const OPTIONS_MASK: u32 = NOROUND | ENTS_IS_BITS | FORCE64 | NO_SCALING;
+
+/// Largest data chunk of BF.SCANDUMP and of the AOF rewrite (§6.4).
+pub const CHUNK_MAX: u64 = 16 * 1024 * 1024;
+/// RDB encoding version written by `rdb_save`.
+pub const ENCODING_VERSION: i32 = 4;
+
+/// ln 2 and ln² 2 as RedisBloom spells them (not the exact doubles, §3.1).
+#[allow(clippy::approx_constant)] // deliberately RedisBloom's truncated value
+pub const LN2C: f64 = 0.693147180559945;
+pub const LN2SQC: f64 = 0.480453013918201;
+
+/// Each new link gets the previous link's error times this.
+const ERROR_TIGHTENING: f64 = 0.5;
+
+/// Seeds of the first hash of the pair (§2.3).
+const SEED64: u64 = 0xc6a4a7935bd1e995;
+const SEED32: u32 = 0x9747b28c;
+
+/// The two hashes an item is reduced to; link `i`-th probe is `a + i*b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HashPair {
+    pub a: u64,
+    pub b: u64,
+}
+
+/// Why a chain or link could not be created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateError {
+    /// Parameters out of range ("could not create filter").
+    Invalid,
+    /// The bit array could not be allocated.
+    OutOfMemory,
+}
+
+/// Result of adding one item (§3.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddOutcome {
+    /// Newly added (reply 1).
+    Added,
+    /// Already (or falsely) present, nothing changed (reply 0).
+    Present,
+    /// Non-scaling filter at capacity ("full", -2).
+    Full,
+    /// A new link could not be created; chain unchanged ("error", -1).
+    Error,
+}
+
+/// A dump header or RDB value was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadError {
+    /// The RDB stream ended early or held a primitive of the wrong kind.
+    Read,
+    /// RDB encoding version this module cannot read.
+    Version,
+    /// A field failed validation; the text names it (for logs and tests).
+    Invalid(&'static str),
+    /// A bit array could not be allocated.
+    OutOfMemory,
+}
+
+/// A scalable Bloom filter: chain fields of §3.1 plus its links, oldest first.
+#[derive(Debug)]
+pub struct Chain {
+    size: u64,
+    options: u32,
+    growth: u32,
+    links: Vec<Link>,
+}
+
+impl Chain {
+    /// A new chain of one link (§3.3) with options FORCE64|NOROUND, plus
+    /// NO_SCALING when `nonscaling`. The caller has applied the 0.25 error cap.
+    pub fn new(
+        capacity: u64,
+        error_rate: f64,
+        growth: u32,
+        nonscaling: bool,
+    ) -> Result<Chain, CreateError> {
+        if capacity == 0 || !(error_rate > 0.0 && error_rate < 1.0) {
+            return Err(CreateError::Invalid);
+        }
+        let (options, first_error) = if nonscaling {
+            (FORCE64 | NOROUND | NO_SCALING, error_rate)
+        } else {
+            (FORCE64 | NOROUND, error_rate * ERROR_TIGHTENING)
+        };
+        let link = Link::create(capacity, first_error, options)?;
+        let mut links = Vec::new();
+        links
+            .try_reserve_exact(1)
+            .map_err(|_| CreateError::OutOfMemory)?;
+        links.push(link);
+        Ok(Chain {
+            size: 0,
+            options,
+            growth,
+            links,
+        })
+    }
+
+    /// Assembles a loaded chain; callers have validated every part.
+    fn from_parts(size: u64, options: u32, growth: u32, links: Vec<Link>) -> Chain {
+        Chain {
+            size,
+            options,
+            growth,
+            links,
+        }
+    }
+
+    /// The hash pair of `item` (§2.3); the function depends only on FORCE64.
+    pub fn hash(&self, item: &[u8]) -> HashPair {
+        if self.options & FORCE64 != 0 {
+            let a = murmur64a(item, SEED64);
+            HashPair {
+                a,
+                b: murmur64a(item, a),
+            }
+        } else {
+            let a = murmur2(item, SEED32);
+            HashPair {
+                a: u64::from(a),
+                b: u64::from(murmur2(item, a)),
+            }
+        }
+    }
+
+    /// Adds `item` (§3.5).
+    pub fn add(&mut self, item: &[u8]) -> AddOutcome {
+        let h = self.hash(item);
+        self.add_hashed(h)
+    }
+
+    /// Adds an item by its precomputed pair (§3.5).
+    pub fn add_hashed(&mut self, h: HashPair) -> AddOutcome {
+        if self.contains_hashed(h) {
+            return AddOutcome::Present;
+        }
+        let Some(cur) = self.links.last() else {
+            return AddOutcome::Error;
+        };
+        if cur.size() >= cur.entries() {
+            if self.options & NO_SCALING != 0 {
+                return AddOutcome::Full;
+            }
+            if self.grow().is_err() {
+                return AddOutcome::Error;
+            }
+        }
+        let Some(cur) = self.links.last_mut() else {
+            return AddOutcome::Error;
+        };
+        cur.insert(h);
+        // Wraps like the C counters; a loaded size can be anything.
+        self.size = self.size.wrapping_add(1);
+        AddOutcome::Added
+    }
+
+    /// Appends a link of `entries * growth` capacity and half the error of the
+    /// newest one; on failure the chain is unchanged.
+    fn grow(&mut self) -> Result<(), CreateError> {
+        let cur = self.links.last().ok_or(CreateError::Invalid)?;
+        let entries = cur.entries().wrapping_mul(u64::from(self.growth));
+        let link = Link::create(entries, cur.error() * ERROR_TIGHTENING, self.options)?;
+        self.links
+            .try_reserve(1)
+            .map_err(|_| CreateError::OutOfMemory)?;
+        self.links.push(link);
+        Ok(())
+    }
+
+    /// Whether `item` is (possibly falsely) present.
+    pub fn contains(&self, item: &[u8]) -> bool {
+        self.contains_hashed(self.hash(item))
+    }
+
+    /// Membership by pair; newest link first, as recent items are likelier.
+    pub fn contains_hashed(&self, h: HashPair) -> bool {
+        self.links.iter().rev().any(|link| link.contains(h))
+    }
+
+    /// BF.INFO Capacity: sum of link capacities (wrapping like the C sum).
+    pub fn capacity(&self) -> u64 {
+        self.links
+            .iter()
+            .fold(0u64, |acc, l| acc.wrapping_add(l.entries()))
+    }
+
+    /// BF.INFO Size (§3.6): C record sizes of a 64-bit build plus bit arrays.
+    pub fn size_bytes(&self) -> u64 {
+        const CHAIN_RECORD: u64 = 32;
+        const LINK_RECORD: u64 = 64;
+        self.links.iter().fold(CHAIN_RECORD, |acc, l| {
+            acc.wrapping_add(LINK_RECORD).wrapping_add(l.bytes())
+        })
+    }
+
+    pub fn num_links(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Total items added to the chain (BF.CARD).
+    pub fn items(&self) -> u64 {
+        self.size
+    }
+
+    /// The growth factor, or `None` for a non-scaling chain.
+    pub fn expansion(&self) -> Option<u32> {
+        (self.options & NO_SCALING == 0).then_some(self.growth)
+    }
+
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    pub fn options(&self) -> u32 {
+        self.options
+    }
+
+    /// The raw growth field (also for non-scaling chains).
+    pub fn growth(&self) -> u32 {
+        self.growth
+    }
+}
