@@ -676,3 +676,27 @@ proptest! {
         prop_assert_eq!(link_sizes, added);
     }
 }
+
+proptest! {
+    #[test]
+    fn garbage_never_panics(
+        bytes in prop::collection::vec(any::<u8>(), 0..300),
+        encver in -1i32..6,
+        iter in any::<i64>(),
+    ) {
+        let _ = Chain::from_header(&bytes);
+        let _ = Chain::rdb_load(&mut crate::rdb::ByteSource::new(&bytes), encver);
+        let mut c = scaled_chain(30);
+        let _ = c.scandump_chunk(iter);
+        let _ = c.load_chunk(iter, &bytes);
+        // A header whose link fields are mutated: accepted or rejected, never a panic.
+        let mut h = c.encode_header();
+        for (i, b) in bytes.iter().enumerate().take(h.len()) {
+            if let Some(dst) = h.get_mut((i * 7 + usize::from(*b)) % 73) { *dst ^= b; }
+        }
+        if let Ok(mut d) = Chain::from_header(&h) {
+            d.add(b"x");
+            let _ = d.contains(b"y");
+        }
+    }
+}
