@@ -1,0 +1,45 @@
+//! `MBbloom--`: how a Bloom chain lives in the keyspace (COMPAT §1.2, §6.1, §6.3).
+
+use std::ffi::{c_int, CStr};
+use std::sync::atomic::AtomicPtr;
+
+use redis_module::raw::RedisModuleType;
+use rsbloom_core::bloom::{Chain, ENCODING_VERSION};
+
+use crate::ffi::datatype::DataType;
+use crate::ffi::io::{IoSink, IoSource};
+
+static HANDLE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
+
+impl DataType for Chain {
+    const NAME: &'static CStr = c"MBbloom--";
+    const ENCODING_VERSION: c_int = ENCODING_VERSION;
+    const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
+
+    fn handle_cell() -> &'static AtomicPtr<RedisModuleType> {
+        &HANDLE
+    }
+
+    fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
+        Chain::rdb_load(src, encver).map_err(|e| format!("{e:?}"))
+    }
+
+    fn rdb_save(&self, sink: &mut IoSink) {
+        Chain::rdb_save(self, sink)
+    }
+
+    /// Header at iterator 1, then each SCANDUMP chunk at the iterator that
+    /// follows it, exactly as a client replaying SCANDUMP would.
+    fn for_each_aof_chunk(&self, emit: &mut dyn FnMut(i64, &[u8])) {
+        emit(1, &self.encode_header());
+        let mut iter = 1;
+        while let Some((next, chunk)) = self.scandump_chunk(iter) {
+            emit(next, chunk);
+            iter = next;
+        }
+    }
+
+    fn mem_usage(&self) -> usize {
+        usize::try_from(self.size_bytes()).unwrap_or(usize::MAX)
+    }
+}

@@ -1,0 +1,132 @@
+//! Module configuration: the core's `Config` exposed through the server's
+//! module-config API (`CONFIG GET/SET`, redis.conf), after the legacy
+//! module-load arguments have set the defaults.
+//!
+//! Names are registered unprefixed (`bf-error-rate`) on servers ≥ 8.0, like
+//! RedisBloom 8; older servers (Redis 7.x, Valkey 8) only know prefixed module
+//! configs, so there they appear as `bf.bf-error-rate`.
+
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::sync::{LazyLock, Mutex, RwLock, RwLockReadGuard};
+
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
+use rsbloom_core::config::{Config, NAMES};
+
+use crate::ffi::RStr;
+
+static CONFIG: LazyLock<RwLock<Config>> = LazyLock::new(|| RwLock::new(Config::default()));
+
+/// The current configuration (a panic elsewhere cannot poison it for good).
+pub fn get() -> RwLockReadGuard<'static, Config> {
+    CONFIG.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn with_mut<R>(f: impl FnOnce(&mut Config) -> R) -> R {
+    let mut guard = CONFIG.write().unwrap_or_else(|e| e.into_inner());
+    f(&mut guard)
+}
+
+/// Applies the legacy `MODULE LOAD ... NAME VALUE` arguments.
+pub fn apply_load_args(args: &[RStr]) -> Result<(), String> {
+    with_mut(|cfg| cfg.apply_module_args(args))
+}
+
+/// Server strings handed out by the getter: the server reads the returned
+/// string after the callback, so each stays alive until the next get.
+struct Returned([usize; NAMES.len()]);
+static RETURNED: Mutex<Returned> = Mutex::new(Returned([0; NAMES.len()]));
+
+fn server_string(s: &str) -> *mut RedisModuleString {
+    rm!(RedisModule_CreateString(
+        std::ptr::null_mut(),
+        s.as_ptr().cast(),
+        s.len()
+    ))
+}
+
+unsafe extern "C" fn get_config(
+    _name: *const c_char,
+    privdata: *mut c_void,
+) -> *mut RedisModuleString {
+    let index = privdata as usize;
+    let Some(name) = NAMES.get(index) else {
+        return std::ptr::null_mut();
+    };
+    let fresh = server_string(&get().get(name).unwrap_or_default());
+    let mut returned = RETURNED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = returned.0.get_mut(index) {
+        let old = std::mem::replace(slot, fresh as usize) as *mut RedisModuleString;
+        if !old.is_null() {
+            rm!(RedisModule_FreeString(std::ptr::null_mut(), old));
+        }
+    }
+    fresh
+}
+
+unsafe extern "C" fn set_config(
+    _name: *const c_char,
+    value: *mut RedisModuleString,
+    privdata: *mut c_void,
+    err: *mut *mut RedisModuleString,
+) -> c_int {
+    let Some(name) = NAMES.get(privdata as usize) else {
+        return raw::REDISMODULE_ERR as c_int;
+    };
+    let value = RStr::from_ptr(value);
+    match with_mut(|cfg| cfg.set(name, value.as_ref())) {
+        Ok(()) => raw::REDISMODULE_OK as c_int,
+        Err(msg) => {
+            if !err.is_null() {
+                *err = server_string(&msg);
+            }
+            raw::REDISMODULE_ERR as c_int
+        }
+    }
+}
+
+/// Registers every config, unprefixed where the server accepts that (Redis
+/// ≥ 8.0; Valkey 8 reports a version ≥ 8 but refuses the flag, so the answer
+/// to the first registration decides). Returns whether they are unprefixed.
+pub fn register(ctx: *mut RedisModuleCtx, try_unprefixed: bool) -> Result<bool, String> {
+    let mut unprefixed = try_unprefixed;
+    for (index, name) in NAMES.iter().enumerate() {
+        let mut ok = register_one(ctx, index, name, unprefixed)?;
+        if !ok && unprefixed && index == 0 {
+            unprefixed = false;
+            ok = register_one(ctx, index, name, false)?;
+        }
+        if !ok {
+            return Err(format!("could not register config {name}"));
+        }
+    }
+    if rm!(RedisModule_LoadConfigs(ctx)) != raw::REDISMODULE_OK as c_int {
+        return Err("could not load module configs".into());
+    }
+    Ok(unprefixed)
+}
+
+fn register_one(
+    ctx: *mut RedisModuleCtx,
+    index: usize,
+    name: &str,
+    unprefixed: bool,
+) -> Result<bool, String> {
+    let flags = if unprefixed {
+        raw::REDISMODULE_CONFIG_UNPREFIXED as u32
+    } else {
+        0
+    };
+    let c_name = CString::new(name).map_err(|e| e.to_string())?;
+    let default = CString::new(get().get(name).unwrap_or_default()).map_err(|e| e.to_string())?;
+    let status = rm!(RedisModule_RegisterStringConfig(
+        ctx,
+        c_name.as_ptr(),
+        default.as_ptr(),
+        flags,
+        Some(get_config),
+        Some(set_config),
+        None,
+        index as *mut c_void,
+    ));
+    Ok(status == raw::REDISMODULE_OK as c_int)
+}

@@ -1,0 +1,58 @@
+//! `MBbloomCF`: how a cuckoo filter lives in the keyspace (COMPAT §1.2, §6.2, §6.3).
+
+use std::ffi::{c_int, CStr};
+use std::sync::atomic::AtomicPtr;
+
+use redis_module::raw::RedisModuleType;
+use rsbloom_core::cuckoo::{CuckooFilter, LegacyDefaults, ENCODING_VERSION};
+
+use crate::ffi::datatype::DataType;
+use crate::ffi::io::{IoSink, IoSource};
+
+static HANDLE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
+
+/// RDB values are trusted up to the type's own limit (255), not the current
+/// cf-bucket-size bound: lowering a config must never make a restart drop data.
+const RDB_MAX_BUCKET_SIZE: u16 = 255;
+
+fn legacy_defaults() -> LegacyDefaults {
+    let cfg = crate::config::get();
+    let narrow = |v: i64, fallback: u16| u16::try_from(v).unwrap_or(fallback);
+    LegacyDefaults {
+        bucket_size: narrow(cfg.cf_bucket_size, 2),
+        max_iterations: narrow(cfg.cf_max_iterations, 20),
+        expansion: narrow(cfg.cf_expansion_factor, 1),
+    }
+}
+
+impl DataType for CuckooFilter {
+    const NAME: &'static CStr = c"MBbloomCF";
+    const ENCODING_VERSION: c_int = ENCODING_VERSION;
+    const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
+
+    fn handle_cell() -> &'static AtomicPtr<RedisModuleType> {
+        &HANDLE
+    }
+
+    fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
+        CuckooFilter::rdb_load(src, encver, legacy_defaults(), RDB_MAX_BUCKET_SIZE)
+            .map_err(|e| format!("{e:?}"))
+    }
+
+    fn rdb_save(&self, sink: &mut IoSink) {
+        CuckooFilter::rdb_save(self, sink)
+    }
+
+    /// Header at position 1, then every sub-filter chunk (even when empty,
+    /// unlike CF.SCANDUMP; COMPAT §6.3).
+    fn for_each_aof_chunk(&self, emit: &mut dyn FnMut(i64, &[u8])) {
+        emit(1, &self.encode_header());
+        for (pos, chunk) in self.aof_chunks() {
+            emit(pos, chunk);
+        }
+    }
+
+    fn mem_usage(&self) -> usize {
+        usize::try_from(self.size_bytes()).unwrap_or(usize::MAX)
+    }
+}

@@ -1,0 +1,217 @@
+//! Safe wrapper over the command context: replies, keys, replication, logging.
+
+use std::ffi::{c_int, c_long, c_void, CString};
+use std::marker::PhantomData;
+
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleType};
+
+use super::command::RStr;
+
+/// Why a command failed; the trampoline turns it into the error reply.
+#[derive(Debug)]
+pub enum ReplyError {
+    /// `ERR wrong number of arguments for '<name>' command`.
+    WrongArity,
+    /// `WRONGTYPE Operation against a key holding the wrong kind of value`.
+    WrongType,
+    /// An exact error text (with or without the `ERR` prefix, as the spec says).
+    Text(&'static str),
+}
+
+impl From<rsbloom_core::args::ArgError> for ReplyError {
+    fn from(e: rsbloom_core::args::ArgError) -> Self {
+        match e {
+            rsbloom_core::args::ArgError::WrongArity => ReplyError::WrongArity,
+            rsbloom_core::args::ArgError::Reply(text) => ReplyError::Text(text),
+        }
+    }
+}
+
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// Copies `s` into a NUL-terminated buffer for the C API (texts here are
+/// short; interior NULs cannot occur in our own messages but are dropped
+/// rather than trusted).
+fn c_text(s: &str) -> CString {
+    CString::new(s.replace('\0', "")).unwrap_or_default()
+}
+
+pub struct Ctx {
+    ptr: *mut RedisModuleCtx,
+}
+
+impl Ctx {
+    pub fn new(ptr: *mut RedisModuleCtx) -> Self {
+        Ctx { ptr }
+    }
+
+    pub fn as_ptr(&self) -> *mut RedisModuleCtx {
+        self.ptr
+    }
+
+    // ---- replies ----
+
+    pub fn reply_failure(&self, e: &ReplyError, command: &str) {
+        match e {
+            ReplyError::WrongArity => self.reply_error(&format!(
+                "ERR wrong number of arguments for '{command}' command"
+            )),
+            ReplyError::WrongType => self.reply_error(WRONGTYPE),
+            ReplyError::Text(t) => self.reply_error(t),
+        }
+    }
+
+    pub fn reply_error(&self, text: &str) {
+        let c = c_text(text);
+        rm!(RedisModule_ReplyWithError(self.ptr, c.as_ptr()));
+    }
+
+    pub fn reply_simple(&self, text: &str) {
+        let c = c_text(text);
+        rm!(RedisModule_ReplyWithSimpleString(self.ptr, c.as_ptr()));
+    }
+
+    pub fn reply_ok(&self) {
+        rm!(RedisModule_ReplyWithSimpleString(self.ptr, c"OK".as_ptr()));
+    }
+
+    pub fn reply_int(&self, v: i64) {
+        rm!(RedisModule_ReplyWithLongLong(self.ptr, v));
+    }
+
+    /// RESP3 boolean; the server sends integer 1/0 to RESP2 clients.
+    pub fn reply_bool(&self, v: bool) {
+        rm!(RedisModule_ReplyWithBool(self.ptr, c_int::from(v)));
+    }
+
+    /// RESP2 null bulk / RESP3 null.
+    pub fn reply_null(&self) {
+        rm!(RedisModule_ReplyWithNull(self.ptr));
+    }
+
+    pub fn reply_bulk(&self, data: &[u8]) {
+        rm!(RedisModule_ReplyWithStringBuffer(
+            self.ptr,
+            data.as_ptr().cast(),
+            data.len()
+        ));
+    }
+
+    pub fn reply_array(&self, len: usize) {
+        rm!(RedisModule_ReplyWithArray(self.ptr, len as c_long));
+    }
+
+    /// Opens an array whose length is set later with [`Ctx::set_array_len`]
+    /// (for replies that stop early, like BF.MADD on a full filter).
+    pub fn reply_array_postponed(&self) {
+        rm!(RedisModule_ReplyWithArray(
+            self.ptr,
+            raw::REDISMODULE_POSTPONED_LEN as c_long
+        ));
+    }
+
+    pub fn set_array_len(&self, len: usize) {
+        rm!(RedisModule_ReplySetArrayLength(self.ptr, len as c_long));
+    }
+
+    /// RESP3 map of `pairs` pairs; a flat array of twice that length in RESP2.
+    pub fn reply_map(&self, pairs: usize) {
+        rm!(RedisModule_ReplyWithMap(self.ptr, pairs as c_long));
+    }
+
+    // ---- replication, logging ----
+
+    pub fn replicate_verbatim(&self) {
+        rm!(RedisModule_ReplicateVerbatim(self.ptr));
+    }
+
+    pub fn log_warning(&self, msg: &str) {
+        log(self.ptr, "warning", msg);
+    }
+
+    // ---- keys ----
+
+    pub fn open_key(&self, name: &RStr, write: bool) -> Key<'_> {
+        let mode = if write {
+            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+        } else {
+            raw::REDISMODULE_READ
+        };
+        let ptr = rm!(RedisModule_OpenKey(self.ptr, name.as_ptr(), mode as c_int));
+        Key {
+            ptr: ptr.cast(),
+            _ctx: PhantomData,
+        }
+    }
+}
+
+/// Logs at `level` ("notice", "warning", ...) from any context, even null.
+pub fn log(ctx: *mut RedisModuleCtx, level: &str, msg: &str) {
+    let level = c_text(level);
+    let msg = c_text(msg);
+    rm!(RedisModule_Log(
+        ctx,
+        level.as_ptr(),
+        c"%s".as_ptr(),
+        msg.as_ptr()
+    ));
+}
+
+/// A value type the module registers; `handle()` is the registered type.
+pub trait ModuleValue: Sized {
+    fn handle() -> *mut RedisModuleType;
+}
+
+/// Result of looking a key up as a given module type.
+pub enum Lookup<'k, T> {
+    Missing,
+    WrongType,
+    Found(&'k mut T),
+}
+
+/// An open key; closed on drop.
+pub struct Key<'c> {
+    ptr: *mut RedisModuleKey,
+    _ctx: PhantomData<&'c Ctx>,
+}
+
+impl Key<'_> {
+    pub fn get<T: ModuleValue>(&mut self) -> Lookup<'_, T> {
+        let kind = rm!(RedisModule_KeyType(self.ptr));
+        if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+            return Lookup::Missing;
+        }
+        if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int
+            || rm!(RedisModule_ModuleTypeGetType(self.ptr)) != T::handle()
+        {
+            return Lookup::WrongType;
+        }
+        let value = rm!(RedisModule_ModuleTypeGetValue(self.ptr)).cast::<T>();
+        // SAFETY: a key of type T::handle() always holds a Box<T> set by
+        // `set` or by the type's rdb_load; the key borrow bounds the reference.
+        match unsafe { value.as_mut() } {
+            Some(v) => Lookup::Found(v),
+            None => Lookup::Missing,
+        }
+    }
+
+    /// Stores a new value in an empty key (ownership moves to the server).
+    pub fn set<T: ModuleValue>(&mut self, value: Box<T>) -> &mut T {
+        let raw_value = Box::into_raw(value);
+        rm!(RedisModule_ModuleTypeSetValue(
+            self.ptr,
+            T::handle(),
+            raw_value.cast::<c_void>()
+        ));
+        // SAFETY: the server now owns the box and keeps it alive while the key is open.
+        unsafe { &mut *raw_value }
+    }
+}
+
+impl Drop for Key<'_> {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            rm!(RedisModule_CloseKey(self.ptr));
+        }
+    }
+}

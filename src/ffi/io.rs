@@ -1,0 +1,118 @@
+//! RDB primitives over `RedisModuleIO`: the server side of the core's
+//! `RdbSource`/`RdbSink`, so the decoder that runs here is the fuzzed one.
+//!
+//! The module sets `HANDLE_IO_ERRORS`, so a failed read returns a dummy value
+//! and flags the stream; every read is checked here and becomes `ReadError`.
+
+use redis_module::raw::{self, RedisModuleIO};
+use rsbloom_core::rdb::{RdbSink, RdbSource, ReadError};
+
+pub struct IoSource {
+    io: *mut RedisModuleIO,
+}
+
+impl IoSource {
+    pub fn new(io: *mut RedisModuleIO) -> Self {
+        IoSource { io }
+    }
+
+    fn checked<T>(&self, v: T) -> Result<T, ReadError> {
+        if rm!(RedisModule_IsIOError(self.io)) != 0 {
+            Err(ReadError)
+        } else {
+            Ok(v)
+        }
+    }
+}
+
+impl RdbSource for IoSource {
+    fn read_unsigned(&mut self) -> Result<u64, ReadError> {
+        let v = rm!(RedisModule_LoadUnsigned(self.io));
+        self.checked(v)
+    }
+
+    fn read_double(&mut self) -> Result<f64, ReadError> {
+        let v = rm!(RedisModule_LoadDouble(self.io));
+        self.checked(v)
+    }
+
+    /// Adopts the server's buffer as a `Vec` without copying: it was allocated
+    /// by the server allocator, which is also this module's global allocator.
+    fn read_buffer(&mut self) -> Result<Vec<u8>, ReadError> {
+        let mut len = 0usize;
+        let ptr = rm!(RedisModule_LoadStringBuffer(self.io, &mut len));
+        if rm!(RedisModule_IsIOError(self.io)) != 0 || ptr.is_null() {
+            if !ptr.is_null() {
+                rm!(RedisModule_Free(ptr.cast()));
+            }
+            return Err(ReadError);
+        }
+        if len == 0 {
+            rm!(RedisModule_Free(ptr.cast()));
+            return Ok(Vec::new());
+        }
+        // SAFETY: `ptr` is a live server-allocated block of at least `len`
+        // bytes, owned by us from here on; Vec frees it via the global
+        // allocator, i.e. RedisModule_Free.
+        Ok(unsafe { Vec::from_raw_parts(ptr.cast::<u8>(), len, len) })
+    }
+}
+
+pub struct IoSink {
+    io: *mut RedisModuleIO,
+}
+
+impl IoSink {
+    pub fn new(io: *mut RedisModuleIO) -> Self {
+        IoSink { io }
+    }
+}
+
+impl RdbSink for IoSink {
+    fn write_unsigned(&mut self, v: u64) {
+        rm!(RedisModule_SaveUnsigned(self.io, v));
+    }
+
+    fn write_double(&mut self, v: f64) {
+        rm!(RedisModule_SaveDouble(self.io, v));
+    }
+
+    fn write_buffer(&mut self, b: &[u8]) {
+        rm!(RedisModule_SaveStringBuffer(
+            self.io,
+            b.as_ptr().cast(),
+            b.len()
+        ));
+    }
+}
+
+/// Emits one AOF command `NAME key <iterator> <data>` (the LOADCHUNK form
+/// both filter types rewrite to).
+pub fn emit_loadchunk(
+    aof: *mut RedisModuleIO,
+    command: &std::ffi::CStr,
+    key: *mut raw::RedisModuleString,
+    iterator: i64,
+    data: &[u8],
+) {
+    rm!(RedisModule_EmitAOF(
+        aof,
+        command.as_ptr(),
+        c"slb".as_ptr(),
+        key,
+        iterator as std::ffi::c_longlong,
+        data.as_ptr(),
+        data.len(),
+    ));
+}
+
+/// Logs a load failure against the I/O context (reaches the server log).
+pub fn log_io_warning(io: *mut RedisModuleIO, msg: &str) {
+    let msg = std::ffi::CString::new(msg.replace('\0', "")).unwrap_or_default();
+    rm!(RedisModule_LogIOError(
+        io,
+        c"warning".as_ptr(),
+        c"%s".as_ptr(),
+        msg.as_ptr()
+    ));
+}

@@ -1,0 +1,14 @@
+//! The only place that talks to the server's C API. Everything above this
+//! layer works with safe wrappers: `Ctx` (replies, keys, replication),
+//! `RStr` (zero-copy argument bytes), `IoSource`/`IoSink` (RDB primitives).
+
+#[macro_use]
+pub mod api;
+pub mod alloc;
+pub mod command;
+pub mod context;
+pub mod datatype;
+pub mod io;
+
+pub use command::RStr;
+pub use context::{Ctx, Key, Lookup, ReplyError};

@@ -1,0 +1,142 @@
+//! Module entry point: identity, capability detection, registration.
+
+use std::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
+
+use crate::ffi::command::{register, CommandSpec};
+use crate::ffi::context::log;
+use crate::ffi::{api, RStr};
+use crate::{bloom, config, cuckoo};
+
+/// The RedisBloom release whose behaviour rsbloom matches (COMPAT §1.1:
+/// clients compare this number); rsbloom's own version goes to the log.
+pub const MODULE_VERSION: c_int = 80400;
+const COMPAT_RELEASE: &str = "8.4.0";
+
+/// Entry point called by the server on `MODULE LOAD` / `loadmodule`.
+///
+/// # Safety
+/// Called by the server with a valid context and `argc` argument strings.
+#[no_mangle]
+pub unsafe extern "C" fn RedisModule_OnLoad(
+    ctx: *mut RedisModuleCtx,
+    argv: *mut *mut RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    let err = raw::REDISMODULE_ERR as c_int;
+    if raw::Export_RedisModule_Init(
+        ctx,
+        c"bf".as_ptr(),
+        MODULE_VERSION,
+        raw::REDISMODULE_APIVER_1 as c_int,
+    ) == err
+    {
+        return err;
+    }
+    let args: &[RStr] = match usize::try_from(argc) {
+        Ok(n) if !argv.is_null() => std::slice::from_raw_parts(argv.cast(), n),
+        _ => &[],
+    };
+    match catch_unwind(AssertUnwindSafe(|| load(ctx, args))) {
+        Ok(Ok(())) => raw::REDISMODULE_OK as c_int,
+        Ok(Err(why)) => {
+            log(ctx, "warning", &format!("rsbloom: failed to load: {why}"));
+            err
+        }
+        Err(_) => err,
+    }
+}
+
+/// What the running server offers beyond the Redis 7.0 module API.
+struct Capabilities {
+    acl_categories: bool,
+    unprefixed_configs: bool,
+}
+
+fn detect(version: c_int) -> Capabilities {
+    // SAFETY: reading function-pointer statics filled by RedisModule_Init.
+    let acl = unsafe {
+        raw::RedisModule_AddACLCategory.is_some()
+            && raw::RedisModule_SetCommandACLCategories.is_some()
+    };
+    Capabilities {
+        acl_categories: acl,
+        unprefixed_configs: version >= 0x0008_0000,
+    }
+}
+
+fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
+    api::check_required().map_err(|name| format!("server lacks required API {name}"))?;
+    rm!(RedisModule_SetModuleOptions(
+        ctx,
+        raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int
+    ));
+    config::apply_load_args(args)?;
+    let version = rm!(RedisModule_GetServerVersion());
+    let caps = detect(version);
+
+    crate::ffi::datatype::create::<rsbloom_core::bloom::Chain>(ctx)?;
+    crate::ffi::datatype::create::<rsbloom_core::cuckoo::CuckooFilter>(ctx)?;
+    if caps.acl_categories {
+        add_acl_categories(ctx)?;
+    } else {
+        log(
+            ctx,
+            "notice",
+            "rsbloom: server has no module ACL categories; bloom/cuckoo categories not registered",
+        );
+    }
+    for spec in bloom::COMMANDS.iter().chain(cuckoo::COMMANDS.iter()) {
+        register(ctx, spec, caps.acl_categories)?;
+    }
+    register_extra(ctx, caps.acl_categories)?;
+    if !config::register(ctx, caps.unprefixed_configs)? {
+        log(
+            ctx,
+            "notice",
+            "rsbloom: server has no unprefixed module configs; configs are named bf.<name>",
+        );
+    }
+    log(
+        ctx,
+        "notice",
+        &format!(
+            "rsbloom {} loaded (RedisBloom {COMPAT_RELEASE} compatible)",
+            env!("CARGO_PKG_VERSION")
+        ),
+    );
+    Ok(())
+}
+
+fn add_acl_categories(ctx: *mut RedisModuleCtx) -> Result<(), String> {
+    for category in [c"bloom", c"cuckoo"] {
+        if optional!(RedisModule_AddACLCategory(ctx, category.as_ptr()))
+            != Some(raw::REDISMODULE_OK as c_int)
+        {
+            return Err(format!("could not add ACL category {category:?}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(feature = "panic-test")]
+fn register_extra(ctx: *mut RedisModuleCtx, _acl: bool) -> Result<(), String> {
+    fn panics(_: &crate::ffi::Ctx, _: &[RStr]) -> Result<(), crate::ffi::ReplyError> {
+        panic!("rsbloom.panic test command")
+    }
+    command_entry!(panic_entry, "rsbloom.panic", panics);
+    let spec = CommandSpec {
+        name: c"rsbloom.panic",
+        flags: c"readonly",
+        acl: c"",
+        entry: panic_entry,
+    };
+    register(ctx, &spec, false)
+}
+
+#[cfg(not(feature = "panic-test"))]
+fn register_extra(_ctx: *mut RedisModuleCtx, _acl: bool) -> Result<(), String> {
+    Ok(())
+}
