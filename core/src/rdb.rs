@@ -53,7 +53,9 @@ pub struct PrimitiveSource<'a> {
 
 impl<'a> PrimitiveSource<'a> {
     pub fn new(items: &'a [Primitive]) -> Self {
-        PrimitiveSource { items: items.iter() }
+        PrimitiveSource {
+            items: items.iter(),
+        }
     }
 }
 
