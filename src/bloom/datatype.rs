@@ -7,7 +7,9 @@ use redis_module::raw::RedisModuleType;
 use rsbloom_core::bloom::{Chain, ENCODING_VERSION};
 
 use crate::ffi::datatype::DataType;
-use crate::ffi::io::{IoSink, IoSource};
+use rsbloom_core::rdb::RdbSink;
+
+use crate::ffi::io::IoSource;
 
 static HANDLE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -24,7 +26,7 @@ impl DataType for Chain {
         Chain::rdb_load(src, encver).map_err(|e| format!("{e:?}"))
     }
 
-    fn rdb_save(&self, sink: &mut IoSink) {
+    fn rdb_save_to<S: RdbSink>(&self, sink: &mut S) {
         Chain::rdb_save(self, sink)
     }
 
@@ -41,5 +43,13 @@ impl DataType for Chain {
 
     fn mem_usage(&self) -> usize {
         usize::try_from(self.size_bytes()).unwrap_or(usize::MAX)
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        Chain::try_clone(self).ok()
+    }
+
+    fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>)) {
+        self.buffers_mut().for_each(f)
     }
 }

@@ -91,6 +91,10 @@ required!(
     RedisModule_GetServerVersion,
     RedisModule_RegisterStringConfig,
     RedisModule_LoadConfigs,
+    RedisModule_DigestAddLongLong,
+    RedisModule_DigestAddStringBuffer,
+    RedisModule_DigestEndSequence,
+    RedisModule_DefragAlloc,
 );
 
 #[cfg(test)]

@@ -5,7 +5,10 @@ use std::ffi::{c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use redis_module::raw::{self, RedisModuleCtx, RedisModuleIO, RedisModuleString, RedisModuleType};
+use redis_module::raw::{
+    self, RedisModuleCtx, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO, RedisModuleString, RedisModuleType,
+};
+use rsbloom_core::rdb::RdbSink;
 
 use super::context::ModuleValue;
 use super::io::{emit_loadchunk, log_io_warning, IoSink, IoSource};
@@ -21,12 +24,20 @@ pub trait DataType: Sized + 'static {
     fn handle_cell() -> &'static AtomicPtr<RedisModuleType>;
     /// Decodes an RDB value; `Err` carries the reason for the server log.
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String>;
-    fn rdb_save(&self, sink: &mut IoSink);
+    fn rdb_save(&self, sink: &mut IoSink) {
+        self.rdb_save_to(sink)
+    }
+    /// The RDB encoding into any sink (the server's I/O, or the digest).
+    fn rdb_save_to<S: RdbSink>(&self, sink: &mut S);
     /// The `(iterator, data)` pairs that rebuild the value with LOADCHUNK,
     /// header first.
     fn for_each_aof_chunk(&self, emit: &mut dyn FnMut(i64, &[u8]));
     /// Bytes reported by MEMORY USAGE (the INFO "Size").
     fn mem_usage(&self) -> usize;
+    /// Deep copy for `COPY`; `None` when memory is short.
+    fn try_clone(&self) -> Option<Self>;
+    /// The large storage blocks, which active defragmentation may move.
+    fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>));
 }
 
 impl<T: DataType> ModuleValue for T {
@@ -96,6 +107,84 @@ unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
     }
 }
 
+unsafe extern "C" fn copy<T: DataType>(
+    _from: *mut RedisModuleString,
+    _to: *mut RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    // SAFETY: the server passes a value of this type.
+    let Some(v) = value.cast::<T>().as_ref() else { return std::ptr::null_mut() };
+    guarded("copy", None, || v.try_clone())
+        .map_or(std::ptr::null_mut(), |c| Box::into_raw(Box::new(c)).cast())
+}
+
+/// Feeds the persisted form into DEBUG DIGEST: two values digest equal
+/// exactly when they would save the same RDB value.
+struct DigestSink(*mut RedisModuleDigest);
+
+impl RdbSink for DigestSink {
+    fn write_unsigned(&mut self, v: u64) {
+        rm!(RedisModule_DigestAddLongLong(self.0, v as i64));
+    }
+    fn write_double(&mut self, v: f64) {
+        self.write_buffer(&v.to_le_bytes());
+    }
+    fn write_buffer(&mut self, b: &[u8]) {
+        rm!(RedisModule_DigestAddStringBuffer(self.0, b.as_ptr().cast(), b.len()));
+    }
+}
+
+unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut c_void) {
+    // SAFETY: as above.
+    if let Some(v) = value.cast::<T>().as_ref() {
+        guarded("digest", (), || {
+            let mut sink = DigestSink(md);
+            v.rdb_save_to(&mut sink);
+            rm!(RedisModule_DigestEndSequence(md));
+        });
+    }
+}
+
+/// Freeing cost in the server's units (LAZYFREE_THRESHOLD is 64): about one
+/// per 64 KiB, so `UNLINK` of a large filter frees it on the lazy-free thread
+/// while small ones are freed at once.
+unsafe extern "C" fn free_effort<T: DataType>(_key: *mut RedisModuleString, value: *const c_void) -> usize {
+    // SAFETY: as above.
+    value.cast::<T>().as_ref().map_or(1, |v| 1 + v.mem_usage() / 65536)
+}
+
+/// Lets active defragmentation move the value and its storage blocks; the
+/// server returns null for blocks it leaves in place.
+unsafe extern "C" fn defrag<T: DataType>(
+    ctx: *mut RedisModuleDefragCtx,
+    _key: *mut RedisModuleString,
+    value: *mut *mut c_void,
+) -> c_int {
+    let Some(slot) = value.as_mut() else { return 0 };
+    let moved = rm!(RedisModule_DefragAlloc(ctx, *slot));
+    if !moved.is_null() {
+        *slot = moved;
+    }
+    if let Some(v) = slot.cast::<T>().as_mut() {
+        guarded("defrag", (), || v.for_each_buffer_mut(&mut |buf| defrag_vec(ctx, buf)));
+    }
+    0
+}
+
+fn defrag_vec(ctx: *mut RedisModuleDefragCtx, buf: &mut Vec<u8>) {
+    if buf.capacity() == 0 {
+        return;
+    }
+    let moved = rm!(RedisModule_DefragAlloc(ctx, buf.as_mut_ptr().cast())).cast::<u8>();
+    if !moved.is_null() {
+        let (len, cap) = (buf.len(), buf.capacity());
+        // SAFETY: the server copied the block to `moved` (same usable size)
+        // and freed the old one, which the old Vec must therefore not free.
+        let old = std::mem::replace(buf, unsafe { Vec::from_raw_parts(moved, len, cap) });
+        std::mem::forget(old);
+    }
+}
+
 /// Registers `T` with the server.
 pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     // SAFETY: an all-zero RedisModuleTypeMethods is valid (every callback None).
@@ -106,6 +195,10 @@ pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     methods.aof_rewrite = Some(aof_rewrite::<T>);
     methods.mem_usage = Some(mem_usage::<T>);
     methods.free = Some(free::<T>);
+    methods.copy = Some(copy::<T>);
+    methods.digest = Some(digest::<T>);
+    methods.free_effort = Some(free_effort::<T>);
+    methods.defrag = Some(defrag::<T>);
     let handle = rm!(RedisModule_CreateDataType(
         ctx,
         T::NAME.as_ptr(),
