@@ -2,14 +2,15 @@
 //! for each filter type through the [`DataType`] trait.
 
 use std::ffi::{c_int, c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::raw::{
-    self, RedisModuleCtx, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO, RedisModuleString, RedisModuleType,
+    self, RedisModuleCtx, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO,
+    RedisModuleString, RedisModuleType,
 };
 use rsbloom_core::rdb::RdbSink;
 
+use super::barrier::guarded;
 use super::context::ModuleValue;
 use super::io::{emit_loadchunk, log_io_warning, IoSink, IoSource};
 
@@ -44,18 +45,6 @@ impl<T: DataType> ModuleValue for T {
     fn handle() -> *mut RedisModuleType {
         T::handle_cell().load(Ordering::Relaxed)
     }
-}
-
-/// Runs a type callback behind a panic barrier; a panic yields `fallback`.
-fn guarded<R>(what: &str, fallback: R, f: impl FnOnce() -> R) -> R {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        super::context::log(
-            std::ptr::null_mut(),
-            "warning",
-            &format!("rsbloom: panic caught in {what}"),
-        );
-        fallback
-    })
 }
 
 unsafe extern "C" fn rdb_load<T: DataType>(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
@@ -113,7 +102,9 @@ unsafe extern "C" fn copy<T: DataType>(
     value: *const c_void,
 ) -> *mut c_void {
     // SAFETY: the server passes a value of this type.
-    let Some(v) = value.cast::<T>().as_ref() else { return std::ptr::null_mut() };
+    let Some(v) = value.cast::<T>().as_ref() else {
+        return std::ptr::null_mut();
+    };
     guarded("copy", None, || v.try_clone())
         .map_or(std::ptr::null_mut(), |c| Box::into_raw(Box::new(c)).cast())
 }
@@ -130,7 +121,11 @@ impl RdbSink for DigestSink {
         self.write_buffer(&v.to_le_bytes());
     }
     fn write_buffer(&mut self, b: &[u8]) {
-        rm!(RedisModule_DigestAddStringBuffer(self.0, b.as_ptr().cast(), b.len()));
+        rm!(RedisModule_DigestAddStringBuffer(
+            self.0,
+            b.as_ptr().cast(),
+            b.len()
+        ));
     }
 }
 
@@ -148,9 +143,15 @@ unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut
 /// Freeing cost in the server's units (LAZYFREE_THRESHOLD is 64): about one
 /// per 64 KiB, so `UNLINK` of a large filter frees it on the lazy-free thread
 /// while small ones are freed at once.
-unsafe extern "C" fn free_effort<T: DataType>(_key: *mut RedisModuleString, value: *const c_void) -> usize {
+unsafe extern "C" fn free_effort<T: DataType>(
+    _key: *mut RedisModuleString,
+    value: *const c_void,
+) -> usize {
     // SAFETY: as above.
-    value.cast::<T>().as_ref().map_or(1, |v| 1 + v.mem_usage() / 65536)
+    value
+        .cast::<T>()
+        .as_ref()
+        .map_or(1, |v| 1 + v.mem_usage() / 65536)
 }
 
 /// Lets active defragmentation move the value and its storage blocks; the
@@ -166,7 +167,9 @@ unsafe extern "C" fn defrag<T: DataType>(
         *slot = moved;
     }
     if let Some(v) = slot.cast::<T>().as_mut() {
-        guarded("defrag", (), || v.for_each_buffer_mut(&mut |buf| defrag_vec(ctx, buf)));
+        guarded("defrag", (), || {
+            v.for_each_buffer_mut(&mut |buf| defrag_vec(ctx, buf))
+        });
     }
     0
 }

@@ -5,6 +5,7 @@
 #[macro_use]
 pub mod api;
 pub mod alloc;
+pub mod barrier;
 pub mod command;
 pub mod context;
 pub mod datatype;
