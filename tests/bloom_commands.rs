@@ -1,78 +1,8 @@
 //! BF.* replies and errors on real servers, RESP2 and RESP3 (COMPAT §5.1–§5.8).
+mod bloom_support;
 mod common;
+use bloom_support::*;
 use common::*;
-
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-/// DUMP payload of `CF.RESERVE c 4` taken from RedisBloom 2.8.2 on Redis
-/// 7.0.15 (RDB 10): a Cuckoo key, "another type" for BF.* commands.
-const CF_DUMP: &str =
-    "07813016e5a28982140402010202020002000202021402010202050400000000000a00dd7d2b2c82efcbda";
-
-/// Sends a space-separated command line.
-fn q(c: &mut Conn, line: &str) -> Reply {
-    c.cmd(&line.split(' ').collect::<Vec<_>>())
-}
-
-fn arr(items: Vec<Reply>) -> Reply {
-    Reply::Array(items)
-}
-
-fn simple(s: &str) -> Reply {
-    Reply::Simple(s.into())
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    let s: String = s.split_whitespace().collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-/// Runs `f` on each flavor with a RESP2 and a RESP3 connection.
-fn each_server(f: impl Fn(&mut Conn, &mut Conn)) {
-    for flavor in flavors() {
-        let s = Server::start(flavor, Module::Rsbloom);
-        let (mut c2, mut c3) = (s.conn(), s.conn3());
-        f(&mut c2, &mut c3);
-        assert_eq!(q(&mut c2, "PING"), simple("PONG"), "{flavor:?}");
-    }
-}
-
-/// Makes `key` a string and `cf` a Cuckoo key.
-fn other_types(c: &mut Conn) {
-    assert_eq!(q(c, "SET str v"), ok());
-    assert_eq!(c.cmd(&args!["RESTORE", "cf", "0", hex(CF_DUMP)]), ok());
-    assert_eq!(q(c, "TYPE cf"), simple("MBbloomCF"));
-}
-
-/// CONFIG SET of a module config, unprefixed where the server has it.
-fn config_set(c: &mut Conn, name: &str, value: &str) {
-    if c.cmd(&["CONFIG", "SET", name, value]) != ok() {
-        let prefixed = format!("bf.{name}");
-        assert_eq!(c.cmd(&["CONFIG", "SET", &prefixed, value]), ok());
-    }
-}
-
-fn debug_lines(c: &mut Conn, key: &str) -> Vec<String> {
-    c.cmd(&["BF.DEBUG", key])
-        .as_array()
-        .iter()
-        .map(|r| match r {
-            Reply::Bulk(b) => String::from_utf8(b.clone()).unwrap(),
-            other => panic!("BF.DEBUG line not a bulk string: {other:?}"),
-        })
-        .collect()
-}
-
-fn info_field(c: &mut Conn, key: &str, field: &str) -> Reply {
-    let r = c.cmd(&["BF.INFO", key, field]);
-    match r {
-        Reply::Array(mut v) if v.len() == 1 => v.remove(0),
-        other => panic!("BF.INFO {key} {field}: {other:?}"),
-    }
-}
 
 #[test]
 fn wrong_arity_names_the_lower_case_command() {
@@ -551,19 +481,7 @@ fn scandump_chunks_and_loadchunk_roundtrip() {
         // Verified chunk example of §3.5, then a replay into a new key.
         assert_eq!(q(c, "BF.RESERVE e 0.1 4"), ok());
         assert_eq!(q(c, "BF.MADD e a b c d e f g h"), arr(vec![int(1); 8]));
-        let mut pairs = Vec::new();
-        let mut it = 0;
-        loop {
-            let r = c.cmd(&["BF.SCANDUMP", "e", &it.to_string()]);
-            let next = r.as_array()[0].as_int();
-            let data = r.as_array()[1].as_bytes().to_vec();
-            if next == 0 {
-                assert_eq!(data, b"");
-                break;
-            }
-            pairs.push((next, data));
-            it = next;
-        }
+        let pairs = scandump(c, "e");
         let want_header = hex(
             "0800000000000000 02000000 05000000 02000000
              0800000000000000 4000000000000000 0400000000000000 9a9999999999a93f 4af7d49edef01840 05000000 0400000000000000 00
@@ -573,12 +491,7 @@ fn scandump_chunks_and_loadchunk_roundtrip() {
         assert_eq!(pairs[0], (1, want_header));
         assert_eq!(pairs[1], (9, hex("3045a08c50922120")));
         assert_eq!(pairs[2], (17, hex("3199c0c04449098c")));
-        for (iter, data) in &pairs {
-            assert_eq!(
-                c.cmd(&args!["BF.LOADCHUNK", "copy", iter.to_string(), data]),
-                ok()
-            );
-        }
+        loadchunks(c, "copy", &pairs);
         assert_eq!(debug_lines(c, "copy"), debug_lines(c, "e"));
         for i in 0..4 {
             let (a, b) = (
