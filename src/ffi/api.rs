@@ -81,6 +81,7 @@ required!(
     RedisModule_ReplyWithStringBuffer,
     RedisModule_ReplicateVerbatim,
     RedisModule_NotifyKeyspaceEvent,
+    RedisModule_GetContextFlags,
     RedisModule_SaveUnsigned,
     RedisModule_LoadUnsigned,
     RedisModule_SaveDouble,

@@ -131,6 +131,13 @@ impl Ctx {
         rm!(RedisModule_ReplyWithMap(self.ptr, pairs as c_long));
     }
 
+    /// Whether the client speaks RESP3 (for replies whose shape, not just
+    /// encoding, differs between protocols).
+    pub fn is_resp3(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr));
+        flags & raw::REDISMODULE_CTX_FLAGS_RESP3 as c_int != 0
+    }
+
     // ---- replication, logging ----
 
     /// Records that the command wrote its key: replicates it verbatim (and
