@@ -80,6 +80,7 @@ required!(
     RedisModule_ReplyWithMap,
     RedisModule_ReplyWithStringBuffer,
     RedisModule_ReplicateVerbatim,
+    RedisModule_GetContextFlags,
     RedisModule_SaveUnsigned,
     RedisModule_LoadUnsigned,
     RedisModule_SaveDouble,

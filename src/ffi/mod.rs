@@ -5,6 +5,7 @@
 #[macro_use]
 pub mod api;
 pub mod alloc;
+#[macro_use]
 pub mod command;
 pub mod context;
 pub mod datatype;
