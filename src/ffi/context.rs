@@ -131,8 +131,9 @@ impl Ctx {
         rm!(RedisModule_ReplyWithMap(self.ptr, pairs as c_long));
     }
 
-    /// Whether the client speaks RESP3 (for replies whose shape, not just
-    /// encoding, differs between protocols).
+    /// Whether the client speaks RESP3, for replies whose shape or type
+    /// differs by protocol beyond what the server maps itself (BF.INFO's
+    /// single field, CF.INSERT's -1/false).
     pub fn is_resp3(&self) -> bool {
         let flags = rm!(RedisModule_GetContextFlags(self.ptr));
         flags & raw::REDISMODULE_CTX_FLAGS_RESP3 as c_int != 0
