@@ -68,7 +68,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     }
     key.set(Box::new(create(params)?));
     ctx.reply_ok();
-    ctx.replicate_verbatim();
+    ctx.propagate();
     Ok(())
 }
 
@@ -170,7 +170,7 @@ fn insert_items(
             ItemReply::Error(text) => return Err(ReplyError::Text(text)),
         }
     }
-    ctx.replicate_verbatim();
+    ctx.propagate();
     Ok(())
 }
 
@@ -259,7 +259,7 @@ pub fn del(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 3)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
     let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Not found"))?;
-    ctx.replicate_verbatim();
+    ctx.propagate();
     let deleted = cf.delete(hash_item(arg(args, 2)?.as_ref()));
     ctx.reply_bool(deleted);
     Ok(())
@@ -270,7 +270,7 @@ pub fn compact(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let mut key = ctx.open_key(arg(args, 1)?, true);
     let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Cuckoo filter was not found"))?;
     cf.compact(true);
-    ctx.replicate_verbatim();
+    ctx.propagate();
     ctx.reply_ok();
     Ok(())
 }
@@ -363,7 +363,7 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             .load_chunk(pos, data)
             .map_err(|_| ReplyError::Text("Couldn't load chunk!"))?;
     }
-    ctx.replicate_verbatim();
+    ctx.propagate();
     ctx.reply_ok();
     Ok(())
 }
