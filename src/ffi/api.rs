@@ -110,7 +110,8 @@ mod tests {
                     .chars()
                     .take_while(|c| c.is_alphanumeric() || *c == '_')
                     .collect();
-                if !REQUIRED.contains(&name.as_str()) {
+                // (the bare prefix is this test's own search string)
+                if name != "RedisModule_" && !REQUIRED.contains(&name.as_str()) {
                     missing.push(format!("{}: {name}", path.display()));
                 }
             }
