@@ -12,6 +12,7 @@ mod bloom;
 mod command_docs;
 mod config;
 mod cuckoo;
+mod info;
 mod module;
 
 #[cfg(not(test))]

@@ -1,25 +1,22 @@
 //! `MBbloom--`: how a Bloom chain lives in the keyspace (COMPAT §1.2, §6.1, §6.3).
 
-use std::ffi::{c_int, CStr};
-use std::sync::atomic::AtomicPtr;
-
-use redis_module::raw::RedisModuleType;
 use rsbloom_core::bloom::{Chain, ENCODING_VERSION};
+use std::ffi::{c_int, CStr};
 
-use crate::ffi::datatype::DataType;
+use crate::ffi::datatype::{DataType, TypeCell};
 use rsbloom_core::rdb::RdbSink;
 
 use crate::ffi::io::IoSource;
 
-static HANDLE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
+static CELL: TypeCell = TypeCell::new();
 
 impl DataType for Chain {
     const NAME: &'static CStr = c"MBbloom--";
     const ENCODING_VERSION: c_int = ENCODING_VERSION;
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
 
-    fn handle_cell() -> &'static AtomicPtr<RedisModuleType> {
-        &HANDLE
+    fn cell() -> &'static TypeCell {
+        &CELL
     }
 
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {

@@ -1,17 +1,14 @@
 //! `MBbloomCF`: how a cuckoo filter lives in the keyspace (COMPAT §1.2, §6.2, §6.3).
 
-use std::ffi::{c_int, CStr};
-use std::sync::atomic::AtomicPtr;
-
-use redis_module::raw::RedisModuleType;
 use rsbloom_core::cuckoo::{CuckooFilter, LegacyDefaults, ENCODING_VERSION};
+use std::ffi::{c_int, CStr};
 
-use crate::ffi::datatype::DataType;
+use crate::ffi::datatype::{DataType, TypeCell};
 use rsbloom_core::rdb::RdbSink;
 
 use crate::ffi::io::IoSource;
 
-static HANDLE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
+static CELL: TypeCell = TypeCell::new();
 
 /// RDB values are trusted up to the type's own limit (255), not the current
 /// cf-bucket-size bound: lowering a config must never make a restart drop data.
@@ -32,8 +29,8 @@ impl DataType for CuckooFilter {
     const ENCODING_VERSION: c_int = ENCODING_VERSION;
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
 
-    fn handle_cell() -> &'static AtomicPtr<RedisModuleType> {
-        &HANDLE
+    fn cell() -> &'static TypeCell {
+        &CELL
     }
 
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {

@@ -2,16 +2,18 @@
 //! for each filter type through the [`DataType`] trait.
 
 use std::ffi::{c_int, c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::raw::{
-    self, RedisModuleCtx, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO, RedisModuleString, RedisModuleType,
+    self, RedisModuleCtx, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO,
+    RedisModuleString, RedisModuleType,
 };
 use rsbloom_core::rdb::RdbSink;
 
+use super::barrier::guarded;
 use super::context::ModuleValue;
 use super::io::{emit_loadchunk, log_io_warning, IoSink, IoSource};
+use super::stats::TypeStats;
 
 /// What a filter type provides to be stored in the keyspace.
 pub trait DataType: Sized + 'static {
@@ -21,7 +23,7 @@ pub trait DataType: Sized + 'static {
     /// Upper-case command the AOF rewrite emits (`BF.LOADCHUNK` / `CF.LOADCHUNK`).
     const LOADCHUNK: &'static CStr;
 
-    fn handle_cell() -> &'static AtomicPtr<RedisModuleType>;
+    fn cell() -> &'static TypeCell;
     /// Decodes an RDB value; `Err` carries the reason for the server log.
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String>;
     fn rdb_save(&self, sink: &mut IoSink) {
@@ -40,28 +42,43 @@ pub trait DataType: Sized + 'static {
     fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>));
 }
 
-impl<T: DataType> ModuleValue for T {
-    fn handle() -> *mut RedisModuleType {
-        T::handle_cell().load(Ordering::Relaxed)
+/// Per-type server state: the registered type and its statistics.
+pub struct TypeCell {
+    handle: AtomicPtr<RedisModuleType>,
+    stats: TypeStats,
+}
+
+impl TypeCell {
+    pub const fn new() -> Self {
+        TypeCell {
+            handle: AtomicPtr::new(std::ptr::null_mut()),
+            stats: TypeStats::new(),
+        }
     }
 }
 
-/// Runs a type callback behind a panic barrier; a panic yields `fallback`.
-fn guarded<R>(what: &str, fallback: R, f: impl FnOnce() -> R) -> R {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        super::context::log(
-            std::ptr::null_mut(),
-            "warning",
-            &format!("rsbloom: panic caught in {what}"),
-        );
-        fallback
-    })
+impl<T: DataType> ModuleValue for T {
+    fn handle() -> *mut RedisModuleType {
+        T::cell().handle.load(Ordering::Relaxed)
+    }
+    fn stats() -> &'static TypeStats {
+        &T::cell().stats
+    }
+    fn memory(&self) -> usize {
+        self.mem_usage()
+    }
+}
+
+/// Hands a new value to the server, counting it.
+fn into_server<T: DataType>(v: T) -> *mut c_void {
+    T::stats().created(v.mem_usage());
+    Box::into_raw(Box::new(v)).cast()
 }
 
 unsafe extern "C" fn rdb_load<T: DataType>(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
     guarded("rdb_load", std::ptr::null_mut(), || {
         match T::rdb_load(&mut IoSource::new(io), encver) {
-            Ok(v) => Box::into_raw(Box::new(v)).cast(),
+            Ok(v) => into_server(v),
             Err(why) => {
                 log_io_warning(io, &format!("rsbloom: rejected {:?} value: {why}", T::NAME));
                 std::ptr::null_mut()
@@ -103,7 +120,10 @@ unsafe extern "C" fn mem_usage<T: DataType>(value: *const c_void) -> usize {
 unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
     if !value.is_null() {
         // SAFETY: values are only ever created as Box<T> by this module.
-        guarded("free", (), || drop(Box::from_raw(value.cast::<T>())));
+        guarded("free", (), || {
+            let v = Box::from_raw(value.cast::<T>());
+            T::stats().freed(v.mem_usage());
+        });
     }
 }
 
@@ -113,9 +133,10 @@ unsafe extern "C" fn copy<T: DataType>(
     value: *const c_void,
 ) -> *mut c_void {
     // SAFETY: the server passes a value of this type.
-    let Some(v) = value.cast::<T>().as_ref() else { return std::ptr::null_mut() };
-    guarded("copy", None, || v.try_clone())
-        .map_or(std::ptr::null_mut(), |c| Box::into_raw(Box::new(c)).cast())
+    let Some(v) = value.cast::<T>().as_ref() else {
+        return std::ptr::null_mut();
+    };
+    guarded("copy", None, || v.try_clone()).map_or(std::ptr::null_mut(), into_server)
 }
 
 /// Feeds the persisted form into DEBUG DIGEST: two values digest equal
@@ -130,7 +151,11 @@ impl RdbSink for DigestSink {
         self.write_buffer(&v.to_le_bytes());
     }
     fn write_buffer(&mut self, b: &[u8]) {
-        rm!(RedisModule_DigestAddStringBuffer(self.0, b.as_ptr().cast(), b.len()));
+        rm!(RedisModule_DigestAddStringBuffer(
+            self.0,
+            b.as_ptr().cast(),
+            b.len()
+        ));
     }
 }
 
@@ -148,9 +173,15 @@ unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut
 /// Freeing cost in the server's units (LAZYFREE_THRESHOLD is 64): about one
 /// per 64 KiB, so `UNLINK` of a large filter frees it on the lazy-free thread
 /// while small ones are freed at once.
-unsafe extern "C" fn free_effort<T: DataType>(_key: *mut RedisModuleString, value: *const c_void) -> usize {
+unsafe extern "C" fn free_effort<T: DataType>(
+    _key: *mut RedisModuleString,
+    value: *const c_void,
+) -> usize {
     // SAFETY: as above.
-    value.cast::<T>().as_ref().map_or(1, |v| 1 + v.mem_usage() / 65536)
+    value
+        .cast::<T>()
+        .as_ref()
+        .map_or(1, |v| 1 + v.mem_usage() / 65536)
 }
 
 /// Lets active defragmentation move the value and its storage blocks; the
@@ -166,7 +197,9 @@ unsafe extern "C" fn defrag<T: DataType>(
         *slot = moved;
     }
     if let Some(v) = slot.cast::<T>().as_mut() {
-        guarded("defrag", (), || v.for_each_buffer_mut(&mut |buf| defrag_vec(ctx, buf)));
+        guarded("defrag", (), || {
+            v.for_each_buffer_mut(&mut |buf| defrag_vec(ctx, buf))
+        });
     }
     0
 }
@@ -208,6 +241,6 @@ pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     if handle.is_null() {
         return Err(format!("could not create data type {:?}", T::NAME));
     }
-    T::handle_cell().store(handle, Ordering::Relaxed);
+    T::cell().handle.store(handle, Ordering::Relaxed);
     Ok(())
 }
