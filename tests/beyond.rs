@@ -186,7 +186,9 @@ fn info_section_counts_keys_memory_and_commands() {
         assert_eq!(field(&mut c, "bf_cuckoo_keys"), "1");
         assert_eq!(field(&mut c, "bf_cuckoo_memory"), cf_size.to_string());
         assert_eq!(field(&mut c, "bf_cmd_bf_add"), "calls=300,failed=0");
-        c.cmd(&["BF.ADD", "bf"]);
+        // (A wrong argument count never reaches the module: the server checks
+        // the registered arity.)
+        assert!(c.cmd(&["BF.ADD", "cf", "x"]).is_error());
         assert_eq!(field(&mut c, "bf_cmd_bf_add"), "calls=301,failed=1");
         c.cmd(&["COPY", "bf", "bf2"]);
         c.cmd(&["DEBUG", "RELOAD"]);
