@@ -26,7 +26,7 @@ use rand::{Rng, SeedableRng};
 const BATCH: usize = 200;
 const CHECK_EVERY: usize = 10_000;
 const MAX_PRINTED_MISMATCHES: usize = 12;
-const HISTORY: usize = 4000;
+const HISTORY: usize = 1000;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Fam {
@@ -202,10 +202,14 @@ fn insert_values(args: &[Vec<u8>], letter: u8, second: Option<bool>) -> Vec<Vec<
     out
 }
 
-fn has_nocreate_token(args: &[Vec<u8>]) -> bool {
-    args[insert_options(args)]
-        .iter()
-        .any(|a| a.first().map(|c| c.to_ascii_lowercase()) == Some(b'n'))
+/// Whether the option section holds a NOCREATE token: for BF.INSERT an `n…`
+/// word whose third character is `c` (COMPAT §5.3), for CF.INSERT any `n…`
+/// word (COMPAT §5.11).
+fn has_nocreate_token(args: &[Vec<u8>], bloom: bool) -> bool {
+    args[insert_options(args)].iter().any(|a| {
+        a.first().map(|c| c.to_ascii_lowercase()) == Some(b'n')
+            && (!bloom || a.get(2).map(|c| c.to_ascii_lowercase()) == Some(b'c'))
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -275,12 +279,18 @@ const RULES: &[Rule] = &[
         cite: "COMPAT §5.1 steps 2 and 4; §9 'BF capacity upper bound'",
         diverges: true,
         applies: |args, rs, rf| {
-            upper(&args[0]) == "BF.RESERVE"
-                && ((err_is(rs, "ERR capacity must be in the range [1, 1073741824]")
-                    && args.get(3).and_then(|c| redis_ll(c)).is_some_and(|c| c > ONE_GIB))
-                    || (err_is(rs, "ERR expansion must be in the range [0, 32768]")
-                        && option_value(args, "EXPANSION").and_then(redis_ll).is_some_and(|x| x > 32768)))
-                && (err_is(rf, "ERR item exists") || is_wrongtype(rf) || matches!(rf, Reply::Simple(s) if s == "OK"))
+            if upper(&args[0]) != "BF.RESERVE" || !redis_double(&args[2]).is_some_and(|e| e > 0.0 && e < 1.0) {
+                return false;
+            }
+            // Capacity is checked at step 2 in 8.x, so 2.8.2 answers whatever
+            // its later steps (expansion, key) produce.
+            let capacity = err_is(rs, "ERR capacity must be in the range [1, 1073741824]")
+                && args.get(3).and_then(|c| redis_ll(c)).is_some_and(|c| c > ONE_GIB);
+            // Expansion is the last check before the key in both versions.
+            let expansion = err_is(rs, "ERR expansion must be in the range [0, 32768]")
+                && option_value(args, "EXPANSION").and_then(redis_ll).is_some_and(|x| x > 32768)
+                && (err_is(rf, "ERR item exists") || is_wrongtype(rf) || matches!(rf, Reply::Simple(s) if s == "OK"));
+            capacity || expansion
         },
     },
     Rule {
@@ -1057,13 +1067,20 @@ impl Gen {
                         args[i] = b"nx".to_vec();
                     }
                 }
-                let risky = insert_values(&args, b'c', None)
+                // A capped error rate (COMPAT §9) changes the created filter and
+                // so the replies of this very command (false positives): such
+                // error rates only go with NOCREATE.
+                let capped = insert_values(&args, b'e', Some(true))
                     .iter()
-                    .any(|v| big(v, 200_000))
+                    .any(|v| redis_double(v).is_some_and(|e| e > 0.25 && e < 1.0));
+                let risky = capped
+                    || insert_values(&args, b'c', None)
+                        .iter()
+                        .any(|v| big(v, 200_000))
                     || insert_values(&args, b'e', Some(false))
                         .iter()
                         .any(|v| big(v, 16));
-                if risky && !has_nocreate_token(&args) {
+                if risky && !has_nocreate_token(&args, true) {
                     args.insert(2, b"NOCREATE".to_vec());
                 }
                 match bf_insert_scan(&args) {
@@ -1080,12 +1097,6 @@ impl Gen {
                         .any(|v| big(v, 32768))
                 {
                     isolate = true;
-                }
-                if insert_values(&args, b'e', Some(true))
-                    .iter()
-                    .any(|v| redis_double(v).is_some_and(|e| e > 0.25 && e < 1.0))
-                {
-                    reset = Some(ERROR_RATE_CAP);
                 }
             }
             "CF.RESERVE" => {
@@ -1108,7 +1119,7 @@ impl Gen {
             }
             "CF.INSERT" | "CF.INSERTNX" => {
                 let caps = insert_values(&args, b'c', None);
-                if caps.iter().any(|v| big(v, 100_000)) && !has_nocreate_token(&args) {
+                if caps.iter().any(|v| big(v, 100_000)) && !has_nocreate_token(&args, false) {
                     args.insert(2, b"NOCREATE".to_vec());
                 }
                 if caps
@@ -1290,7 +1301,9 @@ impl Runner {
             }
             if let Some(rule) = RULES.iter().find(|r| (r.applies)(&op.args, &a, &b)) {
                 *self.stats.allowed.entry(rule.name).or_default() += 1;
-                if rule.diverges || op.reset.is_some() {
+                // A top-level error reply leaves a key unchanged, so only a
+                // rule whose pair includes a success can leave diverged states.
+                if (rule.diverges && !(a.is_error() && b.is_error())) || op.reset.is_some() {
                     resets.push((key, Some(op.reset.unwrap_or(rule.name))));
                 }
                 continue;
