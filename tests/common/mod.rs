@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod diff;
+pub mod dump;
 pub mod resp;
 pub mod server;
 
