@@ -5,7 +5,7 @@
 //! failed allocation reaches Rust as a null pointer: `core::alloc::try_zeroed`
 //! then answers "Insufficient memory" instead of the server aborting. Redis 7.0
 //! has `TryAlloc` but not `TryCalloc`/`TryRealloc`; zeroed memory then comes
-//! from `TryAlloc` plus an explicit clear.
+//! from `TryAlloc` plus [`zero`], which keeps large blocks lazily committed.
 
 use std::alloc::{GlobalAlloc, Layout};
 
@@ -38,7 +38,7 @@ unsafe impl GlobalAlloc for ServerAllocator {
         }
         let ptr = self.alloc(layout);
         if !ptr.is_null() {
-            std::ptr::write_bytes(ptr, 0, size);
+            zero(ptr, size);
         }
         ptr
     }
@@ -56,5 +56,64 @@ unsafe impl GlobalAlloc for ServerAllocator {
             (Some(f), _) | (None, Some(f)) => f(ptr.cast(), size).cast(),
             (None, None) => std::ptr::null_mut(),
         }
+    }
+}
+
+/// Below this, plain memset beats a system call.
+const DISCARD_MIN: usize = 1 << 20;
+/// Step of [`discard`]: bounds how long one call holds the address-space lock.
+const DISCARD_STEP: usize = 16 << 20;
+
+/// Zeroes `len` bytes at `ptr`. Large blocks get their whole pages replaced
+/// by the kernel's zero page (`MADV_DONTNEED`) instead of being written: a
+/// fresh 1 GiB filter then costs no time and no resident memory until used,
+/// as with calloc.
+///
+/// # Safety
+/// `ptr..ptr+len` must be memory this process owns and may overwrite.
+pub unsafe fn zero(ptr: *mut u8, len: usize) {
+    let (head, body) = discard(ptr, len);
+    std::ptr::write_bytes(ptr, 0, head);
+    let tail = head + body;
+    std::ptr::write_bytes(ptr.add(tail), 0, len - tail);
+}
+
+/// Drops the physical pages entirely inside `ptr..ptr+len` (their content
+/// reads back as zero), in steps of [`DISCARD_STEP`]; returns the offset and
+/// length of the discarded span ((0, 0) when nothing was discarded).
+///
+/// Freeing storage through this before `free` keeps a lazy free of a huge
+/// filter from holding the address-space lock for one long `munmap` while
+/// the main thread needs it for page faults.
+///
+/// # Safety
+/// As for [`zero`]; the content is lost.
+pub unsafe fn discard(ptr: *mut u8, len: usize) -> (usize, usize) {
+    if len < DISCARD_MIN {
+        return (0, 0);
+    }
+    let page = page_size();
+    let start = (ptr as usize).next_multiple_of(page);
+    let end = (ptr as usize + len) / page * page;
+    if end <= start {
+        return (0, 0);
+    }
+    let mut at = start;
+    while at < end {
+        let step = DISCARD_STEP.min(end - at);
+        if libc::madvise(at as *mut libc::c_void, step, libc::MADV_DONTNEED) != 0 {
+            // Not discardable (unusual mapping): report only what was done.
+            return (start - ptr as usize, at - start);
+        }
+        at += step;
+    }
+    (start - ptr as usize, end - start)
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
     }
 }
