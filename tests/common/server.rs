@@ -234,22 +234,28 @@ impl Server {
             }
             let log = self.log();
             self.kill();
-            if !log.contains("Address already in use") || attempt == 4 {
+            // Lost the port to another process: try another one.
+            let port_taken = log.contains("Address already in use") || !log.contains("Ready to accept");
+            if !port_taken || attempt == 4 {
                 panic!("server failed to start:\n{log}");
             }
         }
     }
 
+    /// Ready when the server on our port answers and is our child: a
+    /// port released by `free_port` can be taken by another test's server
+    /// before ours binds it, and talking to that one would be a silent mix-up.
     fn wait_ready(&mut self) -> bool {
+        let Some(pid) = self.child.as_ref().map(Child::id) else { return false };
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return false;
             }
             if let Ok(mut c) = Conn::connect(self.port) {
-                match c.cmd(&["PING"]) {
-                    Reply::Simple(s) if s == "PONG" => return true,
-                    _ => {}
+                if let Reply::Bulk(info) = c.cmd(&["INFO", "server"]) {
+                    let ours = format!("process_id:{pid}\r");
+                    return String::from_utf8_lossy(&info).contains(&ours);
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
