@@ -121,7 +121,7 @@ fn register_one(
     unprefixed: bool,
 ) -> Result<bool, String> {
     let flags = if unprefixed {
-        raw::REDISMODULE_CONFIG_UNPREFIXED as u32
+        raw::REDISMODULE_CONFIG_UNPREFIXED
     } else {
         0
     };

@@ -189,7 +189,7 @@ fn insert_values(args: &[Vec<u8>], letter: u8, second: Option<bool>) -> Vec<Vec<
         let c = a.first().map(|c| c.to_ascii_lowercase());
         if c == Some(b'c') || c == Some(b'e') {
             let is_r = a.get(1).map(|c| c.to_ascii_lowercase()) == Some(b'r');
-            if c == Some(letter) && second.map_or(true, |s| s == is_r) {
+            if c == Some(letter) && second.is_none_or(|s| s == is_r) {
                 if let Some(v) = args.get(i + 1) {
                     out.push(v.clone());
                 }
@@ -1124,7 +1124,7 @@ impl Gen {
                 }
                 if caps
                     .iter()
-                    .any(|v| redis_ll(v).map_or(true, |c| !(4..=ONE_GIB).contains(&c)))
+                    .any(|v| redis_ll(v).is_none_or(|c| !(4..=ONE_GIB).contains(&c)))
                 {
                     isolate = true;
                 }

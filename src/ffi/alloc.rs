@@ -11,10 +11,12 @@ use std::alloc::{GlobalAlloc, Layout};
 
 use redis_module::raw;
 
+#[cfg_attr(test, allow(dead_code))] // unit tests run on the system allocator
 pub struct ServerAllocator;
 
 /// jemalloc aligns every size class to its own power-of-two granularity, so
 /// asking for a multiple of the alignment yields an aligned block.
+#[cfg_attr(test, allow(dead_code))]
 fn padded(layout: Layout) -> usize {
     let align = layout.align();
     (layout.size() + align - 1) & !(align - 1)
@@ -71,6 +73,7 @@ const DISCARD_STEP: usize = 16 << 20;
 ///
 /// # Safety
 /// `ptr..ptr+len` must be memory this process owns and may overwrite.
+#[cfg_attr(test, allow(dead_code))]
 pub unsafe fn zero(ptr: *mut u8, len: usize) {
     let (head, body) = discard(ptr, len);
     std::ptr::write_bytes(ptr, 0, head);

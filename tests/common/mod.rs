@@ -1,5 +1,5 @@
 //! Shared integration-test harness (each test binary includes it with `mod common;`).
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)] // each test binary uses a different part
 
 pub mod diff;
 pub mod dump;

@@ -3,7 +3,7 @@
 //! differential tests compare exactly what the wire carried.
 
 use std::fmt;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -212,5 +212,5 @@ pub fn read_reply(r: &mut impl BufRead) -> std::io::Result<Reply> {
 /// Builds an argument vector from anything byte-like: `args!["BF.ADD", key, item]`.
 #[macro_export]
 macro_rules! args {
-    ($($a:expr),* $(,)?) => { vec![$(AsRef::<[u8]>::as_ref(&$a).to_vec()),*] };
+    ($($a:expr),* $(,)?) => { [$(AsRef::<[u8]>::as_ref(&$a).to_vec()),*] };
 }

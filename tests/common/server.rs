@@ -235,7 +235,8 @@ impl Server {
             let log = self.log();
             self.kill();
             // Lost the port to another process: try another one.
-            let port_taken = log.contains("Address already in use") || !log.contains("Ready to accept");
+            let port_taken =
+                log.contains("Address already in use") || !log.contains("Ready to accept");
             if !port_taken || attempt == 4 {
                 panic!("server failed to start:\n{log}");
             }
@@ -246,7 +247,9 @@ impl Server {
     /// port released by `free_port` can be taken by another test's server
     /// before ours binds it, and talking to that one would be a silent mix-up.
     fn wait_ready(&mut self) -> bool {
-        let Some(pid) = self.child.as_ref().map(Child::id) else { return false };
+        let Some(pid) = self.child.as_ref().map(Child::id) else {
+            return false;
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
@@ -329,7 +332,7 @@ impl Drop for Server {
         let alive = self
             .child
             .as_mut()
-            .map_or(true, |c| matches!(c.try_wait(), Ok(None)));
+            .is_none_or(|c| matches!(c.try_wait(), Ok(None)));
         self.kill();
         if !std::thread::panicking() {
             assert!(
