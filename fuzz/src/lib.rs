@@ -664,12 +664,22 @@ pub fn cf_data(c: &CuckooFilter) -> Vec<u8> {
     for end in [0, -1, i64::MIN, out.len() as i64 + 1, i64::MAX] {
         assert!(c.scandump_chunk(end).is_none(), "position {end} not an end");
     }
-    // A position inside a small sub-filter returns that whole sub-filter.
+    // A position inside a small sub-filter returns that whole sub-filter
+    // (sampled: each lookup walks the sub-filters, up to 65535 of them).
     let mut start = 0usize;
-    for &s in &sizes {
+    for (k, &s) in sizes.iter().enumerate() {
+        // Chunks of 16 MiB may be parts of a bigger sub-filter.
+        if (k >= 4 && k + 4 < sizes.len()) || s as u64 >= rsbloom_core::cuckoo::CHUNK_MAX {
+            start += s;
+            continue;
+        }
         let pos = (start + s / 2 + 1) as i64;
         let (next, chunk) = c.scandump_chunk(pos).expect("inner position");
-        assert_eq!(chunk, &out[start..start + s], "whole sub-filter");
+        assert!(
+            chunk == &out[start..start + s],
+            "pos {pos}: chunk of {} bytes, sub-filter {k} is {s} bytes at {start}",
+            chunk.len()
+        );
         assert_eq!(next, pos + s as i64);
         start += s;
     }
@@ -678,7 +688,7 @@ pub fn cf_data(c: &CuckooFilter) -> Vec<u8> {
         40 + 16 * u64::from(c.num_filters()) + out.len() as u64,
         "CF.INFO Size"
     );
-    assert_eq!(sizes.len(), usize::from(c.num_filters()));
+    assert!(sizes.len() >= usize::from(c.num_filters()));
     out
 }
 
@@ -818,6 +828,20 @@ pub fn cuckoo_header(data: &[u8]) {
             assert_eq!(le_u64(&enc, 24), u64::from(nf), "numFilters mod 2^16");
             assert_eq!(enc[32..], header[32..]);
             check_cf(&c);
+            if c.num_filters() > 512 {
+                // Iterating SCANDUMP is quadratic in the sub-filter count
+                // (each call walks from the first): check the ends only.
+                let first = sizes[0] as usize;
+                let (next, chunk) = c.scandump_chunk(1).expect("first chunk");
+                assert_eq!((next, chunk.len()), (1 + first as i64, first));
+                let total: u128 = sizes.iter().sum();
+                let last = *sizes.last().unwrap();
+                let (next, chunk) = c.scandump_chunk(total as i64).expect("last chunk");
+                assert_eq!(next as u128, total + last);
+                assert_eq!(chunk.len() as u128, last);
+                assert!(c.scandump_chunk(total as i64 + 1).is_none());
+                return;
+            }
             let d = cf_data(&c);
             assert_eq!(d.len() as u128, sizes.iter().sum::<u128>());
             assert!(d.iter().all(|&b| b == 0));
@@ -1025,7 +1049,10 @@ pub fn cuckoo_model(data: &[u8]) {
         let op = inp.u8();
         let i = usize::from(inp.u16() % universe);
         let h = hashes[i];
+        // Keep executions fast: no growth past 1 MiB sub-filters.
+        let may_grow = cf_growth_bytes(&c) <= 1 << 20;
         match op % 10 {
+            0..=3 if !may_grow => {}
             0..=2 => match c.insert(h) {
                 InsertOutcome::Inserted => {
                     copies[i] += 1;
