@@ -12,6 +12,7 @@ use std::sync::{LazyLock, Mutex, RwLock, RwLockReadGuard};
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use rsbloom_core::config::{Config, NAMES};
 
+use crate::ffi::barrier::guarded;
 use crate::ffi::RStr;
 
 static CONFIG: LazyLock<RwLock<Config>> = LazyLock::new(|| RwLock::new(Config::default()));
@@ -48,7 +49,12 @@ unsafe extern "C" fn get_config(
     _name: *const c_char,
     privdata: *mut c_void,
 ) -> *mut RedisModuleString {
-    let index = privdata as usize;
+    guarded("config get", std::ptr::null_mut(), || {
+        config_string(privdata as usize)
+    })
+}
+
+fn config_string(index: usize) -> *mut RedisModuleString {
     let Some(name) = NAMES.get(index) else {
         return std::ptr::null_mut();
     };
@@ -73,7 +79,10 @@ unsafe extern "C" fn set_config(
         return raw::REDISMODULE_ERR as c_int;
     };
     let value = RStr::from_ptr(value);
-    match with_mut(|cfg| cfg.set(name, value.as_ref())) {
+    let result = guarded("config set", Err("internal error".into()), || {
+        with_mut(|cfg| cfg.set(name, value.as_ref()))
+    });
+    match result {
         Ok(()) => raw::REDISMODULE_OK as c_int,
         Err(msg) => {
             if !err.is_null() {

@@ -11,6 +11,7 @@ mod ffi;
 mod bloom;
 mod config;
 mod cuckoo;
+mod info;
 mod module;
 
 #[cfg(not(test))]

@@ -92,6 +92,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
         register(ctx, spec, caps.acl_categories)?;
     }
     register_extra(ctx, caps.acl_categories)?;
+    crate::info::register(ctx)?;
     if !config::register(ctx, caps.unprefixed_configs)? {
         log(
             ctx,
@@ -126,14 +127,11 @@ fn register_extra(ctx: *mut RedisModuleCtx, _acl: bool) -> Result<(), String> {
     fn panics(_: &crate::ffi::Ctx, _: &[RStr]) -> Result<(), crate::ffi::ReplyError> {
         panic!("rsbloom.panic test command")
     }
-    command_entry!(panic_entry, "rsbloom.panic", panics);
-    let spec = CommandSpec {
-        name: c"rsbloom.panic",
-        flags: c"readonly",
-        acl: c"",
-        entry: panic_entry,
-    };
-    register(ctx, &spec, false)
+    register(
+        ctx,
+        &command!("rsbloom.panic", panics, "readonly", ""),
+        false,
+    )
 }
 
 #[cfg(not(feature = "panic-test"))]

@@ -50,3 +50,21 @@ mod tests {
         assert_eq!(try_zeroed(1 << 62), Err(AllocError));
     }
 }
+
+/// A fallible copy of `src` (for COPY of a filter: no zeroing pass first).
+pub fn try_copy(src: &[u8]) -> Result<Vec<u8>, AllocError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(src.len()).map_err(|_| AllocError)?;
+    v.extend_from_slice(src);
+    Ok(v)
+}
+
+#[cfg(test)]
+mod copy_tests {
+    #[test]
+    fn copies_exactly() {
+        let src: Vec<u8> = (0..=255).collect();
+        assert_eq!(super::try_copy(&src).unwrap(), src);
+        assert!(super::try_copy(&[]).unwrap().is_empty());
+    }
+}

@@ -1,30 +1,29 @@
 //! `MBbloom--`: how a Bloom chain lives in the keyspace (COMPAT §1.2, §6.1, §6.3).
 
-use std::ffi::{c_int, CStr};
-use std::sync::atomic::AtomicPtr;
-
-use redis_module::raw::RedisModuleType;
 use rsbloom_core::bloom::{Chain, ENCODING_VERSION};
+use std::ffi::{c_int, CStr};
 
-use crate::ffi::datatype::DataType;
-use crate::ffi::io::{IoSink, IoSource};
+use crate::ffi::datatype::{DataType, TypeCell};
+use rsbloom_core::rdb::RdbSink;
 
-static HANDLE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
+use crate::ffi::io::IoSource;
+
+static CELL: TypeCell = TypeCell::new();
 
 impl DataType for Chain {
     const NAME: &'static CStr = c"MBbloom--";
     const ENCODING_VERSION: c_int = ENCODING_VERSION;
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
 
-    fn handle_cell() -> &'static AtomicPtr<RedisModuleType> {
-        &HANDLE
+    fn cell() -> &'static TypeCell {
+        &CELL
     }
 
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
         Chain::rdb_load(src, encver).map_err(|e| format!("{e:?}"))
     }
 
-    fn rdb_save(&self, sink: &mut IoSink) {
+    fn rdb_save_to<S: RdbSink>(&self, sink: &mut S) {
         Chain::rdb_save(self, sink)
     }
 
@@ -41,5 +40,13 @@ impl DataType for Chain {
 
     fn mem_usage(&self) -> usize {
         usize::try_from(self.size_bytes()).unwrap_or(usize::MAX)
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        Chain::try_clone(self).ok()
+    }
+
+    fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>)) {
+        self.buffers_mut().for_each(f)
     }
 }

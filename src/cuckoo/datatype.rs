@@ -1,15 +1,14 @@
 //! `MBbloomCF`: how a cuckoo filter lives in the keyspace (COMPAT §1.2, §6.2, §6.3).
 
-use std::ffi::{c_int, CStr};
-use std::sync::atomic::AtomicPtr;
-
-use redis_module::raw::RedisModuleType;
 use rsbloom_core::cuckoo::{CuckooFilter, LegacyDefaults, ENCODING_VERSION};
+use std::ffi::{c_int, CStr};
 
-use crate::ffi::datatype::DataType;
-use crate::ffi::io::{IoSink, IoSource};
+use crate::ffi::datatype::{DataType, TypeCell};
+use rsbloom_core::rdb::RdbSink;
 
-static HANDLE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
+use crate::ffi::io::IoSource;
+
+static CELL: TypeCell = TypeCell::new();
 
 /// RDB values are trusted up to the type's own limit (255), not the current
 /// cf-bucket-size bound: lowering a config must never make a restart drop data.
@@ -30,8 +29,8 @@ impl DataType for CuckooFilter {
     const ENCODING_VERSION: c_int = ENCODING_VERSION;
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
 
-    fn handle_cell() -> &'static AtomicPtr<RedisModuleType> {
-        &HANDLE
+    fn cell() -> &'static TypeCell {
+        &CELL
     }
 
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
@@ -39,7 +38,7 @@ impl DataType for CuckooFilter {
             .map_err(|e| format!("{e:?}"))
     }
 
-    fn rdb_save(&self, sink: &mut IoSink) {
+    fn rdb_save_to<S: RdbSink>(&self, sink: &mut S) {
         CuckooFilter::rdb_save(self, sink)
     }
 
@@ -54,5 +53,13 @@ impl DataType for CuckooFilter {
 
     fn mem_usage(&self) -> usize {
         usize::try_from(self.size_bytes()).unwrap_or(usize::MAX)
+    }
+
+    fn try_clone(&self) -> Option<Self> {
+        CuckooFilter::try_clone(self).ok()
+    }
+
+    fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>)) {
+        self.buffers_mut().for_each(f)
     }
 }

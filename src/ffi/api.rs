@@ -80,6 +80,8 @@ required!(
     RedisModule_ReplyWithMap,
     RedisModule_ReplyWithStringBuffer,
     RedisModule_ReplicateVerbatim,
+    RedisModule_NotifyKeyspaceEvent,
+    RedisModule_GetContextFlags,
     RedisModule_SaveUnsigned,
     RedisModule_LoadUnsigned,
     RedisModule_SaveDouble,
@@ -91,6 +93,14 @@ required!(
     RedisModule_GetServerVersion,
     RedisModule_RegisterStringConfig,
     RedisModule_LoadConfigs,
+    RedisModule_RegisterInfoFunc,
+    RedisModule_InfoAddSection,
+    RedisModule_InfoAddFieldLongLong,
+    RedisModule_InfoAddFieldCString,
+    RedisModule_DigestAddLongLong,
+    RedisModule_DigestAddStringBuffer,
+    RedisModule_DigestEndSequence,
+    RedisModule_DefragAlloc,
 );
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
 use super::context::{Ctx, ReplyError};
+use super::stats::CommandStats;
 
 /// A command argument: a borrowed server string, read without copying.
 #[repr(transparent)]
@@ -48,36 +49,61 @@ pub fn dispatch(
     argc: c_int,
     name: &'static str,
     handler: Handler,
+    stats: &CommandStats,
 ) -> c_int {
-    let ctx = Ctx::new(ctx);
     let args: &[RStr] = match usize::try_from(argc) {
         // SAFETY: the server passes `argc` valid string pointers; RStr is a
         // transparent wrapper around one.
         Ok(n) if !argv.is_null() => unsafe { std::slice::from_raw_parts(argv.cast(), n) },
         _ => &[],
     };
-    match catch_unwind(AssertUnwindSafe(|| handler(&ctx, args))) {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => ctx.reply_failure(&e, name),
+    let ctx = Ctx::for_command(ctx, name, args.get(1));
+    let ok = match catch_unwind(AssertUnwindSafe(|| handler(&ctx, args))) {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) => {
+            ctx.reply_failure(&e, name);
+            false
+        }
         Err(_) => {
             ctx.log_warning(&format!("panic caught in {name}; the command was aborted"));
             ctx.reply_error(PANIC_REPLY);
+            false
         }
-    }
+    };
+    stats.record(ok);
     raw::REDISMODULE_OK as c_int
 }
 
-/// Declares the `extern "C"` entry point of a command around a handler.
-macro_rules! command_entry {
-    ($entry:ident, $name:literal, $handler:path) => {
-        unsafe extern "C" fn $entry(
+/// A [`CommandSpec`] for `$name` (lower-case, as the server reports it and
+/// as the wrong-arity error prints it) running `$handler`, with its own
+/// `extern "C"` entry point and statistics:
+/// `command!("bf.add", add, "write deny-oom", "write bloom")`.
+macro_rules! command {
+    ($name:literal, $handler:path, $flags:literal, $acl:literal) => {{
+        static STATS: $crate::ffi::stats::CommandStats = $crate::ffi::stats::CommandStats::new();
+        unsafe extern "C" fn entry(
             ctx: *mut redis_module::raw::RedisModuleCtx,
             argv: *mut *mut redis_module::raw::RedisModuleString,
             argc: std::ffi::c_int,
         ) -> std::ffi::c_int {
-            $crate::ffi::command::dispatch(ctx, argv, argc, $name, $handler)
+            $crate::ffi::command::dispatch(ctx, argv, argc, $name, $handler, &STATS)
         }
-    };
+        $crate::ffi::command::CommandSpec {
+            name: $crate::ffi::command::c_str(concat!($name, "\0")),
+            flags: $crate::ffi::command::c_str(concat!($flags, "\0")),
+            acl: $crate::ffi::command::c_str(concat!($acl, "\0")),
+            entry,
+            stats: &STATS,
+        }
+    }};
+}
+
+/// A NUL-terminated literal as a `CStr`, at compile time.
+pub const fn c_str(with_nul: &'static str) -> &'static CStr {
+    match CStr::from_bytes_with_nul(with_nul.as_bytes()) {
+        Ok(c) => c,
+        Err(_) => c"",
+    }
 }
 
 /// What the server needs to know about one command.
@@ -88,6 +114,7 @@ pub struct CommandSpec {
     pub acl: &'static CStr,
     pub entry:
         unsafe extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int,
+    pub stats: &'static CommandStats,
 }
 
 /// Registers a command with key positions (1, 1, 1), like RedisBloom.

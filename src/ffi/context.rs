@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleType};
 
 use super::command::RStr;
+use super::stats::TypeStats;
 
 /// Why a command failed; the trampoline turns it into the error reply.
 #[derive(Debug)]
@@ -38,11 +39,22 @@ fn c_text(s: &str) -> CString {
 
 pub struct Ctx {
     ptr: *mut RedisModuleCtx,
+    /// Lower-case command name: the keyspace event name of its writes.
+    command: &'static str,
+    key: *mut raw::RedisModuleString,
 }
 
 impl Ctx {
-    pub fn new(ptr: *mut RedisModuleCtx) -> Self {
-        Ctx { ptr }
+    pub fn for_command(
+        ptr: *mut RedisModuleCtx,
+        command: &'static str,
+        key: Option<&RStr>,
+    ) -> Self {
+        Ctx {
+            ptr,
+            command,
+            key: key.map_or(std::ptr::null_mut(), RStr::as_ptr),
+        }
     }
 
     pub fn as_ptr(&self) -> *mut RedisModuleCtx {
@@ -119,10 +131,30 @@ impl Ctx {
         rm!(RedisModule_ReplyWithMap(self.ptr, pairs as c_long));
     }
 
+    /// Whether the client speaks RESP3, for replies whose shape or type
+    /// differs by protocol beyond what the server maps itself (BF.INFO's
+    /// single field, CF.INSERT's -1/false).
+    pub fn is_resp3(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr));
+        flags & raw::REDISMODULE_CTX_FLAGS_RESP3 as c_int != 0
+    }
+
     // ---- replication, logging ----
 
-    pub fn replicate_verbatim(&self) {
+    /// Records that the command wrote its key: replicates it verbatim (and
+    /// so to the AOF) and fires the keyspace event named after the command
+    /// (class `d`, module events; off unless notify-keyspace-events has it).
+    pub fn propagate(&self) {
         rm!(RedisModule_ReplicateVerbatim(self.ptr));
+        if !self.key.is_null() {
+            let event = c_text(self.command);
+            rm!(RedisModule_NotifyKeyspaceEvent(
+                self.ptr,
+                raw::REDISMODULE_NOTIFY_MODULE,
+                event.as_ptr(),
+                self.key
+            ));
+        }
     }
 
     pub fn log_warning(&self, msg: &str) {
@@ -140,6 +172,8 @@ impl Ctx {
         let ptr = rm!(RedisModule_OpenKey(self.ptr, name.as_ptr(), mode as c_int));
         Key {
             ptr: ptr.cast(),
+            write,
+            tracked: None,
             _ctx: PhantomData,
         }
     }
@@ -160,6 +194,23 @@ pub fn log(ctx: *mut RedisModuleCtx, level: &str, msg: &str) {
 /// A value type the module registers; `handle()` is the registered type.
 pub trait ModuleValue: Sized {
     fn handle() -> *mut RedisModuleType;
+    fn stats() -> &'static TypeStats;
+    /// Bytes the value reports to MEMORY USAGE.
+    fn memory(&self) -> usize;
+}
+
+/// Size of a value found in a key opened for writing, to account its growth
+/// when the key closes.
+struct Tracked {
+    handle: *mut RedisModuleType,
+    stats: &'static TypeStats,
+    before: usize,
+    memory: fn(*mut c_void) -> usize,
+}
+
+fn memory_of<T: ModuleValue>(value: *mut c_void) -> usize {
+    // SAFETY: only called with the value of a key whose type is T::handle().
+    unsafe { value.cast::<T>().as_ref() }.map_or(0, T::memory)
 }
 
 /// Result of looking a key up as a given module type.
@@ -172,6 +223,8 @@ pub enum Lookup<'k, T> {
 /// An open key; closed on drop.
 pub struct Key<'c> {
     ptr: *mut RedisModuleKey,
+    write: bool,
+    tracked: Option<Tracked>,
     _ctx: PhantomData<&'c Ctx>,
 }
 
@@ -190,13 +243,32 @@ impl Key<'_> {
         // SAFETY: a key of type T::handle() always holds a Box<T> set by
         // `set` or by the type's rdb_load; the key borrow bounds the reference.
         match unsafe { value.as_mut() } {
-            Some(v) => Lookup::Found(v),
+            Some(v) => {
+                if self.write {
+                    let memory = memory_of::<T>;
+                    self.tracked = Some(Tracked {
+                        handle: T::handle(),
+                        stats: T::stats(),
+                        before: v.memory(),
+                        memory,
+                    });
+                }
+                Lookup::Found(v)
+            }
             None => Lookup::Missing,
         }
     }
 
     /// Stores a new value in an empty key (ownership moves to the server).
     pub fn set<T: ModuleValue>(&mut self, value: Box<T>) -> &mut T {
+        let size = value.memory();
+        T::stats().created(size);
+        self.tracked = Some(Tracked {
+            handle: T::handle(),
+            stats: T::stats(),
+            before: size,
+            memory: memory_of::<T>,
+        });
         let raw_value = Box::into_raw(value);
         rm!(RedisModule_ModuleTypeSetValue(
             self.ptr,
@@ -208,8 +280,24 @@ impl Key<'_> {
     }
 }
 
+impl Key<'_> {
+    /// Accounts the change in size of a value written through this key.
+    fn account(&self, t: &Tracked) {
+        let kind = rm!(RedisModule_KeyType(self.ptr));
+        if kind == raw::REDISMODULE_KEYTYPE_MODULE as c_int
+            && rm!(RedisModule_ModuleTypeGetType(self.ptr)) == t.handle
+        {
+            let after = (t.memory)(rm!(RedisModule_ModuleTypeGetValue(self.ptr)));
+            t.stats.resized(t.before, after);
+        }
+    }
+}
+
 impl Drop for Key<'_> {
     fn drop(&mut self) {
+        if let Some(t) = self.tracked.take() {
+            self.account(&t);
+        }
         if !self.ptr.is_null() {
             rm!(RedisModule_CloseKey(self.ptr));
         }

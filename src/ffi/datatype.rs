@@ -2,13 +2,18 @@
 //! for each filter type through the [`DataType`] trait.
 
 use std::ffi::{c_int, c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use redis_module::raw::{self, RedisModuleCtx, RedisModuleIO, RedisModuleString, RedisModuleType};
+use redis_module::raw::{
+    self, RedisModuleCtx, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO,
+    RedisModuleString, RedisModuleType,
+};
+use rsbloom_core::rdb::RdbSink;
 
+use super::barrier::guarded;
 use super::context::ModuleValue;
 use super::io::{emit_loadchunk, log_io_warning, IoSink, IoSource};
+use super::stats::TypeStats;
 
 /// What a filter type provides to be stored in the keyspace.
 pub trait DataType: Sized + 'static {
@@ -18,39 +23,62 @@ pub trait DataType: Sized + 'static {
     /// Upper-case command the AOF rewrite emits (`BF.LOADCHUNK` / `CF.LOADCHUNK`).
     const LOADCHUNK: &'static CStr;
 
-    fn handle_cell() -> &'static AtomicPtr<RedisModuleType>;
+    fn cell() -> &'static TypeCell;
     /// Decodes an RDB value; `Err` carries the reason for the server log.
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String>;
-    fn rdb_save(&self, sink: &mut IoSink);
+    fn rdb_save(&self, sink: &mut IoSink) {
+        self.rdb_save_to(sink)
+    }
+    /// The RDB encoding into any sink (the server's I/O, or the digest).
+    fn rdb_save_to<S: RdbSink>(&self, sink: &mut S);
     /// The `(iterator, data)` pairs that rebuild the value with LOADCHUNK,
     /// header first.
     fn for_each_aof_chunk(&self, emit: &mut dyn FnMut(i64, &[u8]));
     /// Bytes reported by MEMORY USAGE (the INFO "Size").
     fn mem_usage(&self) -> usize;
+    /// Deep copy for `COPY`; `None` when memory is short.
+    fn try_clone(&self) -> Option<Self>;
+    /// The large storage blocks, which active defragmentation may move.
+    fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>));
+}
+
+/// Per-type server state: the registered type and its statistics.
+pub struct TypeCell {
+    handle: AtomicPtr<RedisModuleType>,
+    stats: TypeStats,
+}
+
+impl TypeCell {
+    pub const fn new() -> Self {
+        TypeCell {
+            handle: AtomicPtr::new(std::ptr::null_mut()),
+            stats: TypeStats::new(),
+        }
+    }
 }
 
 impl<T: DataType> ModuleValue for T {
     fn handle() -> *mut RedisModuleType {
-        T::handle_cell().load(Ordering::Relaxed)
+        T::cell().handle.load(Ordering::Relaxed)
+    }
+    fn stats() -> &'static TypeStats {
+        &T::cell().stats
+    }
+    fn memory(&self) -> usize {
+        self.mem_usage()
     }
 }
 
-/// Runs a type callback behind a panic barrier; a panic yields `fallback`.
-fn guarded<R>(what: &str, fallback: R, f: impl FnOnce() -> R) -> R {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        super::context::log(
-            std::ptr::null_mut(),
-            "warning",
-            &format!("rsbloom: panic caught in {what}"),
-        );
-        fallback
-    })
+/// Hands a new value to the server, counting it.
+fn into_server<T: DataType>(v: T) -> *mut c_void {
+    T::stats().created(v.mem_usage());
+    Box::into_raw(Box::new(v)).cast()
 }
 
 unsafe extern "C" fn rdb_load<T: DataType>(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
     guarded("rdb_load", std::ptr::null_mut(), || {
         match T::rdb_load(&mut IoSource::new(io), encver) {
-            Ok(v) => Box::into_raw(Box::new(v)).cast(),
+            Ok(v) => into_server(v),
             Err(why) => {
                 log_io_warning(io, &format!("rsbloom: rejected {:?} value: {why}", T::NAME));
                 std::ptr::null_mut()
@@ -92,7 +120,101 @@ unsafe extern "C" fn mem_usage<T: DataType>(value: *const c_void) -> usize {
 unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
     if !value.is_null() {
         // SAFETY: values are only ever created as Box<T> by this module.
-        guarded("free", (), || drop(Box::from_raw(value.cast::<T>())));
+        guarded("free", (), || {
+            let v = Box::from_raw(value.cast::<T>());
+            T::stats().freed(v.mem_usage());
+        });
+    }
+}
+
+unsafe extern "C" fn copy<T: DataType>(
+    _from: *mut RedisModuleString,
+    _to: *mut RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    // SAFETY: the server passes a value of this type.
+    let Some(v) = value.cast::<T>().as_ref() else {
+        return std::ptr::null_mut();
+    };
+    guarded("copy", None, || v.try_clone()).map_or(std::ptr::null_mut(), into_server)
+}
+
+/// Feeds the persisted form into DEBUG DIGEST: two values digest equal
+/// exactly when they would save the same RDB value.
+struct DigestSink(*mut RedisModuleDigest);
+
+impl RdbSink for DigestSink {
+    fn write_unsigned(&mut self, v: u64) {
+        rm!(RedisModule_DigestAddLongLong(self.0, v as i64));
+    }
+    fn write_double(&mut self, v: f64) {
+        self.write_buffer(&v.to_le_bytes());
+    }
+    fn write_buffer(&mut self, b: &[u8]) {
+        rm!(RedisModule_DigestAddStringBuffer(
+            self.0,
+            b.as_ptr().cast(),
+            b.len()
+        ));
+    }
+}
+
+unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut c_void) {
+    // SAFETY: as above.
+    if let Some(v) = value.cast::<T>().as_ref() {
+        guarded("digest", (), || {
+            let mut sink = DigestSink(md);
+            v.rdb_save_to(&mut sink);
+            rm!(RedisModule_DigestEndSequence(md));
+        });
+    }
+}
+
+/// Freeing cost in the server's units (LAZYFREE_THRESHOLD is 64): about one
+/// per 64 KiB, so `UNLINK` of a large filter frees it on the lazy-free thread
+/// while small ones are freed at once.
+unsafe extern "C" fn free_effort<T: DataType>(
+    _key: *mut RedisModuleString,
+    value: *const c_void,
+) -> usize {
+    // SAFETY: as above.
+    value
+        .cast::<T>()
+        .as_ref()
+        .map_or(1, |v| 1 + v.mem_usage() / 65536)
+}
+
+/// Lets active defragmentation move the value and its storage blocks; the
+/// server returns null for blocks it leaves in place.
+unsafe extern "C" fn defrag<T: DataType>(
+    ctx: *mut RedisModuleDefragCtx,
+    _key: *mut RedisModuleString,
+    value: *mut *mut c_void,
+) -> c_int {
+    let Some(slot) = value.as_mut() else { return 0 };
+    let moved = rm!(RedisModule_DefragAlloc(ctx, *slot));
+    if !moved.is_null() {
+        *slot = moved;
+    }
+    if let Some(v) = slot.cast::<T>().as_mut() {
+        guarded("defrag", (), || {
+            v.for_each_buffer_mut(&mut |buf| defrag_vec(ctx, buf))
+        });
+    }
+    0
+}
+
+fn defrag_vec(ctx: *mut RedisModuleDefragCtx, buf: &mut Vec<u8>) {
+    if buf.capacity() == 0 {
+        return;
+    }
+    let moved = rm!(RedisModule_DefragAlloc(ctx, buf.as_mut_ptr().cast())).cast::<u8>();
+    if !moved.is_null() {
+        let (len, cap) = (buf.len(), buf.capacity());
+        // SAFETY: the server copied the block to `moved` (same usable size)
+        // and freed the old one, which the old Vec must therefore not free.
+        let old = std::mem::replace(buf, unsafe { Vec::from_raw_parts(moved, len, cap) });
+        std::mem::forget(old);
     }
 }
 
@@ -106,6 +228,10 @@ pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     methods.aof_rewrite = Some(aof_rewrite::<T>);
     methods.mem_usage = Some(mem_usage::<T>);
     methods.free = Some(free::<T>);
+    methods.copy = Some(copy::<T>);
+    methods.digest = Some(digest::<T>);
+    methods.free_effort = Some(free_effort::<T>);
+    methods.defrag = Some(defrag::<T>);
     let handle = rm!(RedisModule_CreateDataType(
         ctx,
         T::NAME.as_ptr(),
@@ -115,6 +241,6 @@ pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     if handle.is_null() {
         return Err(format!("could not create data type {:?}", T::NAME));
     }
-    T::handle_cell().store(handle, Ordering::Relaxed);
+    T::cell().handle.store(handle, Ordering::Relaxed);
     Ok(())
 }

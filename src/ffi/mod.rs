@@ -5,10 +5,13 @@
 #[macro_use]
 pub mod api;
 pub mod alloc;
+pub mod barrier;
+#[macro_use]
 pub mod command;
 pub mod context;
 pub mod datatype;
 pub mod io;
+pub mod stats;
 
 pub use command::RStr;
 pub use context::{Ctx, Key, Lookup, ReplyError};

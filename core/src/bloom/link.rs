@@ -16,7 +16,7 @@ const MAX_N2: u64 = 63;
 
 /// A sub-filter (§3.1). Invariant: every probed bit index is below
 /// `8 * data.len()`, so probing never leaves the array.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Link {
     entries: u64,
     error: f64,
@@ -83,6 +83,17 @@ impl LinkMeta {
 }
 
 impl Link {
+    /// A deep copy whose bit array is allocated fallibly.
+    pub fn try_clone(&self) -> Result<Link, crate::alloc::AllocError> {
+        Ok(Link { data: crate::alloc::try_copy(&self.data)?, ..*self })
+    }
+
+    /// The bit array, for the server to move it (active defragmentation).
+    /// Its length must not change.
+    pub fn storage_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.data
+    }
+
     /// A new, empty link (§3.2).
     pub(crate) fn create(entries: u64, error: f64, options: u32) -> Result<Link, CreateError> {
         let s = size_link(entries, error, options)?;

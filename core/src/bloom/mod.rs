@@ -91,7 +91,7 @@ pub enum LoadError {
 }
 
 /// A scalable Bloom filter: chain fields of §3.1 plus its links, oldest first.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Chain {
     size: u64,
     options: u32,
@@ -212,6 +212,21 @@ impl Chain {
     }
 
     /// BF.INFO Capacity: sum of link capacities (wrapping like the C sum).
+    /// A deep copy (COPY command); fails cleanly when memory is short.
+    pub fn try_clone(&self) -> Result<Chain, crate::alloc::AllocError> {
+        let mut links = Vec::new();
+        links.try_reserve_exact(self.links.len()).map_err(|_| crate::alloc::AllocError)?;
+        for link in &self.links {
+            links.push(link.try_clone()?);
+        }
+        Ok(Chain { links, ..*self })
+    }
+
+    /// Every bit array, for active defragmentation.
+    pub fn buffers_mut(&mut self) -> impl Iterator<Item = &mut Vec<u8>> {
+        self.links.iter_mut().map(Link::storage_mut)
+    }
+
     pub fn capacity(&self) -> u64 {
         self.links
             .iter()

@@ -115,6 +115,10 @@ struct SubFilter {
 }
 
 impl SubFilter {
+    fn try_clone(&self) -> Result<SubFilter, crate::alloc::AllocError> {
+        Ok(SubFilter { mask: self.mask, data: crate::alloc::try_copy(&self.data)? })
+    }
+
     fn num_buckets(&self) -> u64 {
         self.mask + 1
     }
@@ -351,6 +355,21 @@ impl CuckooFilter {
     }
 
     /// Base bucket count (sub-filter 0).
+    /// A deep copy (COPY command); fails cleanly when memory is short.
+    pub fn try_clone(&self) -> Result<Self, crate::alloc::AllocError> {
+        let mut filters = Vec::new();
+        filters.try_reserve_exact(self.filters.len()).map_err(|_| crate::alloc::AllocError)?;
+        for f in &self.filters {
+            filters.push(f.try_clone()?);
+        }
+        Ok(CuckooFilter { filters, ..*self })
+    }
+
+    /// Every slot array, for active defragmentation. Lengths must not change.
+    pub fn buffers_mut(&mut self) -> impl Iterator<Item = &mut Vec<u8>> {
+        self.filters.iter_mut().map(|f| &mut f.data)
+    }
+
     pub fn num_buckets(&self) -> u64 {
         self.num_buckets
     }

@@ -1,0 +1,338 @@
+//! BF.* command handlers (COMPAT §5.1–§5.8): arity and parsing (in the core),
+//! key lookup, the core operation, the reply, replication (§1.4).
+
+use rsbloom_core::args::bloom::{
+    bf_autocreate, parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter,
+    parse_scandump_iter, BfReserve, InfoField,
+};
+use rsbloom_core::bloom::{AddOutcome, Chain, CreateError};
+
+use crate::config;
+use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+
+const NOT_FOUND: &str = "ERR not found";
+const ITEM_EXISTS: &str = "ERR item exists";
+const COULD_NOT_CREATE: &str = "ERR could not create filter";
+const NO_MEMORY: &str = "ERR Insufficient memory to create filter";
+const FULL: &str = "ERR non scaling filter is full";
+const INSERT_FAILED: &str = "ERR problem inserting into filter";
+const BAD_DATA: &str = "ERR received bad data";
+
+type Reply = Result<(), ReplyError>;
+
+/// A new chain as BF.RESERVE step 6 describes it.
+fn create_chain(p: &BfReserve) -> Result<Box<Chain>, ReplyError> {
+    Chain::new(p.capacity, p.error_rate, p.expansion, p.nonscaling)
+        .map(Box::new)
+        .map_err(|e| match e {
+            CreateError::Invalid => ReplyError::Text(COULD_NOT_CREATE),
+            CreateError::OutOfMemory => ReplyError::Text(NO_MEMORY),
+        })
+}
+
+/// The chain of a key opened for writing; a missing key is created from the
+/// parameters `create` yields (called only then, so the configuration is
+/// read only when a filter is made), or `ERR not found` when it is `None`.
+fn chain_for_write<'k>(
+    key: &'k mut Key<'_>,
+    create: Option<impl FnOnce() -> BfReserve>,
+) -> Result<&'k mut Chain, ReplyError> {
+    if let Lookup::Missing = key.get::<Chain>() {
+        let params = create.ok_or(ReplyError::Text(NOT_FOUND))?();
+        return Ok(key.set(create_chain(&params)?));
+    }
+    match key.get::<Chain>() {
+        Lookup::Found(chain) => Ok(chain),
+        _ => Err(ReplyError::WrongType),
+    }
+}
+
+/// The chain of a key that must hold one (`ERR not found` / WRONGTYPE).
+fn existing_chain<'k>(key: &'k mut Key<'_>) -> Result<&'k mut Chain, ReplyError> {
+    match key.get::<Chain>() {
+        Lookup::Found(chain) => Ok(chain),
+        Lookup::Missing => Err(ReplyError::Text(NOT_FOUND)),
+        Lookup::WrongType => Err(ReplyError::WrongType),
+    }
+}
+
+/// Reply as a client sees an integer field: the C code sends the unsigned
+/// counters as `long long`, so values above `i64::MAX` wrap the same way.
+fn reply_u64(ctx: &Ctx, v: u64) {
+    ctx.reply_int(v as i64);
+}
+
+// ---- BF.RESERVE ----
+
+/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let params = parse_bf_reserve(args, &config::get())?;
+    let [_, name, ..] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let mut key = ctx.open_key(name, true);
+    match key.get::<Chain>() {
+        Lookup::Missing => {}
+        Lookup::Found(_) => return Err(ReplyError::Text(ITEM_EXISTS)),
+        Lookup::WrongType => return Err(ReplyError::WrongType),
+    }
+    key.set(create_chain(&params)?);
+    ctx.reply_ok();
+    ctx.replicate_verbatim();
+    Ok(())
+}
+
+// ---- BF.ADD / BF.MADD / BF.INSERT ----
+
+/// Adds `items` in order, replying one element per processed item; stops
+/// after a "full" element (§5.2). Returns the number of elements replied.
+fn add_items(ctx: &Ctx, chain: &mut Chain, items: &[RStr]) -> usize {
+    let mut replied = 0;
+    for item in items {
+        replied += 1;
+        match chain.add(item.as_ref()) {
+            AddOutcome::Added => ctx.reply_bool(true),
+            AddOutcome::Present => ctx.reply_bool(false),
+            AddOutcome::Error => ctx.reply_error(INSERT_FAILED),
+            AddOutcome::Full => {
+                ctx.reply_error(FULL);
+                break;
+            }
+        }
+    }
+    replied
+}
+
+/// The shared write path of BF.ADD, BF.MADD and BF.INSERT: open or create
+/// the filter, add, reply (an array unless `single`), replicate.
+fn insert(
+    ctx: &Ctx,
+    name: &RStr,
+    items: &[RStr],
+    single: bool,
+    create: Option<impl FnOnce() -> BfReserve>,
+) -> Reply {
+    let mut key = ctx.open_key(name, true);
+    let chain = chain_for_write(&mut key, create)?;
+    if single {
+        add_items(ctx, chain, items);
+    } else {
+        ctx.reply_array_postponed();
+        let replied = add_items(ctx, chain, items);
+        ctx.set_array_len(replied);
+    }
+    ctx.replicate_verbatim();
+    Ok(())
+}
+
+fn autocreate() -> BfReserve {
+    bf_autocreate(&config::get())
+}
+
+/// BF.ADD key item
+pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, item] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    insert(
+        ctx,
+        name,
+        std::slice::from_ref(item),
+        true,
+        Some(autocreate),
+    )
+}
+
+/// BF.MADD key item [item ...]
+pub fn madd(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, items @ ..] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    if items.is_empty() {
+        return Err(ReplyError::WrongArity);
+    }
+    insert(ctx, name, items, false, Some(autocreate))
+}
+
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
+pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let opts = parse_bf_insert(args, &config::get())?;
+    let (Some(name), Some(items)) = (args.get(1), args.get(opts.items_at..)) else {
+        return Err(ReplyError::WrongArity);
+    };
+    let create = (!opts.nocreate).then_some(move || opts.reserve());
+    insert(ctx, name, items, false, create)
+}
+
+// ---- BF.EXISTS / BF.MEXISTS ----
+
+/// Replies one bool per item; a missing key or a key of another type holds
+/// nothing (§5.0: 0, not WRONGTYPE).
+fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr]) {
+    let mut key = ctx.open_key(name, false);
+    let chain = match key.get::<Chain>() {
+        Lookup::Found(chain) => Some(&*chain),
+        Lookup::Missing | Lookup::WrongType => None,
+    };
+    for item in items {
+        ctx.reply_bool(chain.is_some_and(|c| c.contains(item.as_ref())));
+    }
+}
+
+/// BF.EXISTS key item
+pub fn exists(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, item] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    check_items(ctx, name, std::slice::from_ref(item));
+    Ok(())
+}
+
+/// BF.MEXISTS key item [item ...]
+pub fn mexists(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, items @ ..] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    if items.is_empty() {
+        return Err(ReplyError::WrongArity);
+    }
+    ctx.reply_array(items.len());
+    check_items(ctx, name, items);
+    Ok(())
+}
+
+// ---- BF.INFO / BF.CARD / BF.DEBUG ----
+
+/// The label of a BF.INFO field.
+fn info_label(field: InfoField) -> &'static str {
+    match field {
+        InfoField::Capacity => "Capacity",
+        InfoField::Size => "Size",
+        InfoField::Filters => "Number of filters",
+        InfoField::Items => "Number of items inserted",
+        InfoField::Expansion => "Expansion rate",
+    }
+}
+
+fn reply_info_value(ctx: &Ctx, chain: &Chain, field: InfoField) {
+    match field {
+        InfoField::Capacity => reply_u64(ctx, chain.capacity()),
+        InfoField::Size => reply_u64(ctx, chain.size_bytes()),
+        InfoField::Filters => reply_u64(ctx, chain.num_links() as u64),
+        InfoField::Items => reply_u64(ctx, chain.items()),
+        InfoField::Expansion => match chain.expansion() {
+            Some(growth) => ctx.reply_int(i64::from(growth)),
+            None => ctx.reply_null(),
+        },
+    }
+}
+
+/// BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION]
+pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let (name, field) = match args {
+        [_, name] => (name, None),
+        [_, name, field] => (name, Some(field)),
+        _ => return Err(ReplyError::WrongArity),
+    };
+    let mut key = ctx.open_key(name, false);
+    let chain = existing_chain(&mut key)?;
+    let Some(field) = field else {
+        const ALL: [InfoField; 5] = [
+            InfoField::Capacity,
+            InfoField::Size,
+            InfoField::Filters,
+            InfoField::Items,
+            InfoField::Expansion,
+        ];
+        ctx.reply_map(ALL.len());
+        for f in ALL {
+            ctx.reply_simple(info_label(f));
+            reply_info_value(ctx, chain, f);
+        }
+        return Ok(());
+    };
+    let field = parse_info_field(field.as_ref())?;
+    // RESP3: a map of one pair; RESP2: an array of just the value.
+    if ctx.is_resp3() {
+        ctx.reply_map(1);
+        ctx.reply_simple(info_label(field));
+    } else {
+        ctx.reply_array(1);
+    }
+    reply_info_value(ctx, chain, field);
+    Ok(())
+}
+
+/// BF.CARD key
+pub fn card(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let mut key = ctx.open_key(name, false);
+    match key.get::<Chain>() {
+        Lookup::Found(chain) => reply_u64(ctx, chain.items()),
+        Lookup::Missing => ctx.reply_int(0),
+        Lookup::WrongType => return Err(ReplyError::WrongType),
+    }
+    Ok(())
+}
+
+/// BF.DEBUG key
+pub fn debug(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let mut key = ctx.open_key(name, false);
+    let lines = existing_chain(&mut key)?.debug_lines();
+    ctx.reply_array(lines.len());
+    for line in &lines {
+        ctx.reply_bulk(line.as_bytes());
+    }
+    Ok(())
+}
+
+// ---- BF.SCANDUMP / BF.LOADCHUNK ----
+
+/// BF.SCANDUMP key iterator (§6.4): arity → key → iterator.
+pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, iter] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let mut key = ctx.open_key(name, false);
+    let chain = existing_chain(&mut key)?;
+    let iter = parse_scandump_iter(iter.as_ref())?;
+    ctx.reply_array(2);
+    if iter == 0 {
+        ctx.reply_int(1);
+        ctx.reply_bulk(&chain.encode_header());
+    } else {
+        let (next, chunk) = chain.scandump_chunk(iter).unwrap_or((0, &[]));
+        ctx.reply_int(next);
+        ctx.reply_bulk(chunk);
+    }
+    Ok(())
+}
+
+/// BF.LOADCHUNK key iterator data (§6.4): arity → iterator → key.
+pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, iter, data] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let iter = parse_loadchunk_iter(iter.as_ref())?;
+    let data = data.as_ref();
+    let mut key = ctx.open_key(name, true);
+    match key.get::<Chain>() {
+        Lookup::Missing if iter == 1 => {
+            let chain = Chain::from_header(data).map_err(|_| ReplyError::Text(BAD_DATA))?;
+            key.set(Box::new(chain));
+        }
+        Lookup::Missing => return Err(ReplyError::Text(NOT_FOUND)),
+        Lookup::WrongType => return Err(ReplyError::WrongType),
+        Lookup::Found(chain) => chain
+            .load_chunk(iter, data)
+            .map_err(|e| ReplyError::Text(e.message()))?,
+    }
+    ctx.reply_ok();
+    ctx.replicate_verbatim();
+    Ok(())
+}

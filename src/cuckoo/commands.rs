@@ -1,0 +1,369 @@
+//! CF.* command handlers (COMPAT §5.9–§5.16, §6.5): arity, key lookup, a call
+//! into the core, the reply, and replication exactly as §1.4 prescribes.
+//! Parsing and every filter algorithm live in `rsbloom-core`.
+
+use rsbloom_core::args::cuckoo::{
+    cf_autocreate, parse_cf_insert, parse_cf_reserve, parse_loadchunk_pos, parse_scandump_pos,
+    CfReserve,
+};
+use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome};
+
+use crate::config;
+use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+
+type CmdResult = Result<(), ReplyError>;
+
+const NOT_FOUND: ReplyError = ReplyError::Text("ERR not found");
+
+/// `argv[i]`, or a wrong-arity error (arity is checked before any use, so
+/// this only guards against a mistake in that check).
+fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
+    args.get(i).ok_or(ReplyError::WrongArity)
+}
+
+fn exact_arity(args: &[RStr], n: usize) -> CmdResult {
+    if args.len() == n {
+        Ok(())
+    } else {
+        Err(ReplyError::WrongArity)
+    }
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// The filter stored at an open key: `ERR not found` when missing.
+fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut CuckooFilter, ReplyError> {
+    match key.get::<CuckooFilter>() {
+        Lookup::Found(cf) => Ok(cf),
+        Lookup::WrongType => Err(ReplyError::WrongType),
+        Lookup::Missing => Err(NOT_FOUND),
+    }
+}
+
+/// A cuckoo filter at the key, if it holds one (readers that treat a missing
+/// key and a key of another type alike).
+fn cuckoo_at<'k>(key: &'k mut Key<'_>) -> Option<&'k mut CuckooFilter> {
+    match key.get::<CuckooFilter>() {
+        Lookup::Found(cf) => Some(cf),
+        Lookup::Missing | Lookup::WrongType => None,
+    }
+}
+
+fn key_is_missing(key: &mut Key<'_>) -> bool {
+    matches!(key.get::<CuckooFilter>(), Lookup::Missing)
+}
+
+// ---------------------------------------------------------------------------
+// CF.RESERVE
+
+pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let params = parse_cf_reserve(args, &config::get())?;
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    match key.get::<CuckooFilter>() {
+        Lookup::Found(_) => return Err(ReplyError::Text("ERR item exists")),
+        Lookup::WrongType => return Err(ReplyError::WrongType),
+        Lookup::Missing => {}
+    }
+    key.set(Box::new(create(params)?));
+    ctx.reply_ok();
+    ctx.replicate_verbatim();
+    Ok(())
+}
+
+/// A new filter for CF.RESERVE or auto-creation (§5.9 step 6, §5.11 step 1).
+fn create(p: CfReserve) -> Result<CuckooFilter, ReplyError> {
+    CuckooFilter::new(p.capacity, p.bucket_size, p.max_iterations, p.expansion).map_err(|e| {
+        ReplyError::Text(match e {
+            CreateError::Invalid => "ERR Could not create filter",
+            CreateError::OutOfMemory => "ERR Insufficient memory to create filter",
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX (§5.10, §5.11)
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InsertKind {
+    Add,
+    AddNx,
+    Insert,
+    InsertNx,
+}
+
+impl InsertKind {
+    fn unique(self) -> bool {
+        matches!(self, InsertKind::AddNx | InsertKind::InsertNx)
+    }
+
+    fn multi(self) -> bool {
+        matches!(self, InsertKind::Insert | InsertKind::InsertNx)
+    }
+}
+
+/// The reply element for one item (the table of §5.11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ItemReply {
+    /// RESP2 1/0, RESP3 true/false.
+    Bool(bool),
+    /// An integer in both protocols (CF.INSERTNX).
+    Int(i64),
+    /// CF.INSERT on a full filter: RESP2 -1, RESP3 false.
+    Failed,
+    /// Single-item commands: the error ends the command (not replicated).
+    Error(&'static str),
+}
+
+fn item_reply(kind: InsertKind, outcome: InsertOutcome) -> ItemReply {
+    use InsertKind::*;
+    use InsertOutcome::*;
+    match (kind, outcome) {
+        (InsertNx, Inserted) => ItemReply::Int(1),
+        (InsertNx, Exists) => ItemReply::Int(0),
+        (InsertNx, NoSpace | AllocFailed) => ItemReply::Int(-1),
+        (_, Inserted) => ItemReply::Bool(true),
+        (_, Exists) => ItemReply::Bool(false),
+        (Insert, NoSpace | AllocFailed) => ItemReply::Failed,
+        (Add | AddNx, NoSpace) => ItemReply::Error("Filter is full"),
+        (Add | AddNx, AllocFailed) => ItemReply::Error("ERR Insufficient memory"),
+    }
+}
+
+/// The insert routine shared by the four commands. `create` holds the
+/// parameters for a missing key (None = NOCREATE).
+fn insert_items(
+    ctx: &Ctx,
+    kind: InsertKind,
+    key_name: &RStr,
+    items: &[RStr],
+    create_params: Option<CfReserve>,
+) -> CmdResult {
+    let max_expansions = config::get().cf_max_expansions;
+    let mut key = ctx.open_key(key_name, true);
+    if key_is_missing(&mut key) {
+        let params = create_params.ok_or(NOT_FOUND)?;
+        key.set(Box::new(create(params)?));
+    }
+    let cf = existing(&mut key)?;
+    // Checked once per command, before any item (§4.10).
+    if i64::from(cf.num_filters()) >= max_expansions {
+        return Err(ReplyError::Text("Maximum expansions reached"));
+    }
+    let resp3 = kind == InsertKind::Insert && ctx.is_resp3();
+    if kind.multi() {
+        ctx.reply_array(items.len());
+    }
+    for item in items {
+        let h = hash_item(item.as_ref());
+        let outcome = if kind.unique() {
+            cf.insert_unique(h)
+        } else {
+            cf.insert(h)
+        };
+        match item_reply(kind, outcome) {
+            ItemReply::Bool(b) => ctx.reply_bool(b),
+            ItemReply::Int(i) => ctx.reply_int(i),
+            ItemReply::Failed if resp3 => ctx.reply_bool(false),
+            ItemReply::Failed => ctx.reply_int(-1),
+            ItemReply::Error(text) => return Err(ReplyError::Text(text)),
+        }
+    }
+    ctx.replicate_verbatim();
+    Ok(())
+}
+
+fn add_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
+    exact_arity(args, 3)?;
+    let params = cf_autocreate(&config::get());
+    insert_items(
+        ctx,
+        kind,
+        arg(args, 1)?,
+        args.get(2..).unwrap_or_default(),
+        Some(params),
+    )
+}
+
+fn insert_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
+    let (opts, params) = {
+        let cfg = config::get();
+        let opts = parse_cf_insert(args, &cfg)?;
+        (opts, opts.reserve(&cfg))
+    };
+    let items = args.get(opts.items_at..).unwrap_or_default();
+    let create_params = (!opts.nocreate).then_some(params);
+    insert_items(ctx, kind, arg(args, 1)?, items, create_params)
+}
+
+pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    add_common(ctx, args, InsertKind::Add)
+}
+
+pub fn addnx(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    add_common(ctx, args, InsertKind::AddNx)
+}
+
+pub fn insert(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    insert_common(ctx, args, InsertKind::Insert)
+}
+
+pub fn insertnx(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    insert_common(ctx, args, InsertKind::InsertNx)
+}
+
+// ---------------------------------------------------------------------------
+// CF.EXISTS / CF.MEXISTS / CF.COUNT (§5.12): a missing key or one of another
+// type answers 0 / false.
+
+pub fn exists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args, 3)?;
+    let h = hash_item(arg(args, 2)?.as_ref());
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let found = cuckoo_at(&mut key).is_some_and(|cf| cf.contains(h));
+    ctx.reply_bool(found);
+    Ok(())
+}
+
+pub fn mexists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    if args.len() < 3 {
+        return Err(ReplyError::WrongArity);
+    }
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let cf = cuckoo_at(&mut key);
+    let items = args.get(2..).unwrap_or_default();
+    ctx.reply_array(items.len());
+    for item in items {
+        let found = cf
+            .as_deref()
+            .is_some_and(|cf| cf.contains(hash_item(item.as_ref())));
+        ctx.reply_bool(found);
+    }
+    Ok(())
+}
+
+pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args, 3)?;
+    let h = hash_item(arg(args, 2)?.as_ref());
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let n = cuckoo_at(&mut key).map_or(0, |cf| cf.count(h));
+    ctx.reply_int(to_i64(n));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// CF.DEL / CF.COMPACT (§5.13, §5.14)
+
+pub fn del(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args, 3)?;
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Not found"))?;
+    ctx.replicate_verbatim();
+    let deleted = cf.delete(hash_item(arg(args, 2)?.as_ref()));
+    ctx.reply_bool(deleted);
+    Ok(())
+}
+
+pub fn compact(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args, 2)?;
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Cuckoo filter was not found"))?;
+    cf.compact(true);
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// CF.INFO / CF.DEBUG (§5.15)
+
+pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args, 2)?;
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let cf = existing(&mut key)?;
+    let fields = [
+        ("Size", cf.size_bytes()),
+        ("Number of buckets", cf.num_buckets()),
+        ("Number of filters", u64::from(cf.num_filters())),
+        ("Number of items inserted", cf.num_items()),
+        ("Number of items deleted", cf.num_deletes()),
+        ("Bucket size", u64::from(cf.bucket_size())),
+        ("Expansion rate", u64::from(cf.expansion())),
+        ("Max iterations", u64::from(cf.max_iterations())),
+    ];
+    ctx.reply_map(fields.len());
+    for (name, value) in fields {
+        ctx.reply_simple(name);
+        ctx.reply_int(to_i64(value));
+    }
+    Ok(())
+}
+
+pub fn debug(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args, 2)?;
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let cf = existing(&mut key)?;
+    ctx.reply_bulk(cf.debug_string().as_bytes());
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// CF.SCANDUMP / CF.LOADCHUNK (§6.5)
+
+pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args, 3)?;
+    let pos = parse_scandump_pos(arg(args, 2)?.as_ref())?;
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let cf = existing(&mut key)?;
+    ctx.reply_array(2);
+    let chunk = if cf.num_items() == 0 {
+        None
+    } else if pos == 0 {
+        ctx.reply_int(1);
+        ctx.reply_bulk(&cf.encode_header());
+        return Ok(());
+    } else {
+        cf.scandump_chunk(pos)
+    };
+    match chunk {
+        Some((next, data)) => {
+            ctx.reply_int(next);
+            ctx.reply_bulk(data);
+        }
+        None => {
+            ctx.reply_int(0);
+            ctx.reply_null();
+        }
+    }
+    Ok(())
+}
+
+pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args, 4)?;
+    let pos = parse_loadchunk_pos(arg(args, 2)?.as_ref())?;
+    let data = arg(args, 3)?.as_ref();
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    if pos == 1 {
+        match key.get::<CuckooFilter>() {
+            Lookup::Found(_) => return Err(ReplyError::Text("ERR item exists")),
+            Lookup::WrongType => return Err(ReplyError::WrongType),
+            Lookup::Missing => {}
+        }
+        let max_bucket_size = u16::try_from(config::get().cf_bucket_size_max()).unwrap_or(255);
+        let cf = CuckooFilter::from_header(data, max_bucket_size).map_err(|e| {
+            ReplyError::Text(match e {
+                HeaderError::InvalidHeader => "Invalid header",
+                HeaderError::CannotCreate => "Couldn't create filter!",
+            })
+        })?;
+        key.set(Box::new(cf));
+    } else {
+        existing(&mut key)?
+            .load_chunk(pos, data)
+            .map_err(|_| ReplyError::Text("Couldn't load chunk!"))?;
+    }
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! What rsbloom adds over RedisBloom: COPY, DEBUG DIGEST, lazy free of large
+//! filters, keyspace notifications, the INFO section, active defrag.
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+/// A Bloom filter with a few links and a grown cuckoo filter with deletes.
+fn populate(c: &mut Conn) {
+    assert_eq!(c.cmd(&["BF.RESERVE", "bf", "0.01", "50"]), ok());
+    assert_eq!(c.cmd(&["CF.RESERVE", "cf", "64", "BUCKETSIZE", "2"]), ok());
+    for i in 0..300 {
+        let item = format!("item{i}");
+        c.send(&["BF.ADD", "bf", &item]);
+        c.send(&["CF.ADD", "cf", &item]);
+    }
+    for _ in 0..600 {
+        assert!(!c.read().is_error());
+    }
+    assert_eq!(c.cmd(&["CF.DEL", "cf", "item7"]), int(1));
+}
+
+fn full_scandump(c: &mut Conn, cmd: &str, key: &str) -> Vec<Reply> {
+    let mut out = Vec::new();
+    let mut iter = "0".to_string();
+    loop {
+        let r = c.cmd(&[cmd, key, &iter]);
+        let parts = r.as_array().to_vec();
+        out.push(r);
+        let next = parts[0].as_int();
+        if next == 0 {
+            return out;
+        }
+        iter = next.to_string();
+    }
+}
+
+#[test]
+fn copy_makes_an_independent_identical_filter() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        populate(&mut c);
+        for (key, scandump, add, exists) in [
+            ("bf", "BF.SCANDUMP", "BF.ADD", "BF.EXISTS"),
+            ("cf", "CF.SCANDUMP", "CF.ADD", "CF.EXISTS"),
+        ] {
+            let copy = format!("{key}-copy");
+            assert_eq!(c.cmd(&["COPY", key, &copy]), int(1), "{flavor:?} {key}");
+            assert_eq!(full_scandump(&mut c, scandump, key), full_scandump(&mut c, scandump, &copy));
+            assert_eq!(c.cmd(&["DUMP", key]), c.cmd(&["DUMP", &copy]));
+            // Independent: writing the copy leaves the original alone.
+            c.cmd(&[add, &copy, "only-in-copy"]);
+            assert_eq!(c.cmd(&[exists, &copy, "only-in-copy"]).as_int(), 1);
+            assert_eq!(c.cmd(&[exists, key, "only-in-copy"]).as_int(), 0);
+            assert_ne!(c.cmd(&["DUMP", key]), c.cmd(&["DUMP", &copy]));
+            c.cmd(&["DEL", key]);
+            assert_eq!(c.cmd(&[exists, &copy, "item1"]).as_int(), 1);
+        }
+    }
+}
+
+#[test]
+fn debug_digest_tracks_content() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        populate(&mut c);
+        let empty = c.cmd(&["DEBUG", "DIGEST"]);
+        for key in ["bf", "cf"] {
+            let d1 = c.cmd(&["DEBUG", "DIGEST-VALUE", key]);
+            assert_ne!(d1.as_array()[0], bulk("0000000000000000000000000000000000000000"));
+            c.cmd(&["COPY", key, "twin"]);
+            assert_eq!(c.cmd(&["DEBUG", "DIGEST-VALUE", "twin"]), d1, "equal values digest equal");
+            c.cmd(&["DEL", "twin"]);
+        }
+        let before = c.cmd(&["DEBUG", "DIGEST-VALUE", "bf", "cf"]);
+        c.cmd(&["BF.ADD", "bf", "new-item"]);
+        c.cmd(&["CF.ADD", "cf", "new-item"]);
+        let after = c.cmd(&["DEBUG", "DIGEST-VALUE", "bf", "cf"]);
+        assert_ne!(before.as_array()[0], after.as_array()[0]);
+        assert_ne!(before.as_array()[1], after.as_array()[1]);
+        assert_ne!(c.cmd(&["DEBUG", "DIGEST"]), empty);
+        // A reload keeps the digest: it covers exactly the persisted form.
+        assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), ok());
+        assert_eq!(c.cmd(&["DEBUG", "DIGEST-VALUE", "bf", "cf"]), after);
+    }
+}
+
+/// Server-side duration of the last command of `name`, from SLOWLOG
+/// (threshold 0 logs everything), in microseconds.
+fn last_duration_us(c: &mut Conn, name: &str) -> i64 {
+    let log = c.cmd(&["SLOWLOG", "GET", "10"]);
+    for entry in log.as_array() {
+        let e = entry.as_array();
+        if e[3].as_array()[0].as_bytes().eq_ignore_ascii_case(name.as_bytes()) {
+            return e[2].as_int();
+        }
+    }
+    panic!("{name} not in slowlog: {log:?}");
+}
+
+#[test]
+fn unlink_of_a_1gib_filter_frees_in_the_background() {
+    let flavor = flavors()[0];
+    let s = Server::start(flavor, Module::Rsbloom);
+    let mut c = s.conn();
+    // ~1 GiB: 9 bytes per entry at error 1e-6 for 1e9 entries, touched so the
+    // pages are really resident.
+    assert_eq!(c.cmd(&["BF.RESERVE", "huge", "0.000001", "900000000", "NONSCALING"]), ok());
+    let size = c.cmd(&["BF.INFO", "huge", "SIZE"]).as_array()[0].as_int();
+    assert!(size > 1 << 30, "{size}");
+    c.cmd(&["BF.MADD", "huge", "a", "b", "c"]);
+    let used = |c: &mut Conn| -> i64 {
+        let info = String::from_utf8(c.cmd(&["INFO", "memory"]).as_bytes().to_vec()).unwrap();
+        info.lines().find_map(|l| l.strip_prefix("used_memory:")).unwrap().trim().parse().unwrap()
+    };
+    assert!(used(&mut c) > 1 << 30);
+    c.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    assert_eq!(c.cmd(&["UNLINK", "huge"]), int(1));
+    let us = last_duration_us(&mut c, "UNLINK");
+    assert!(us < 1000, "UNLINK took {us} µs of server time");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while used(&mut c) > 1 << 28 {
+        assert!(Instant::now() < deadline, "memory not released");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // DEL still works (small filters are freed synchronously).
+    c.cmd(&["BF.ADD", "small", "x"]);
+    assert_eq!(c.cmd(&["DEL", "small"]), int(1));
+    assert_eq!(c.cmd(&["EXISTS", "small"]), int(0));
+}
+
+#[test]
+fn info_section_counts_keys_memory_and_commands() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let field = |c: &mut Conn, name: &str| -> String {
+            let info = String::from_utf8(c.cmd(&["INFO", "bf"]).as_bytes().to_vec()).unwrap();
+            let prefix = format!("{name}:");
+            info.lines().find_map(|l| l.strip_prefix(&prefix)).unwrap_or_else(|| panic!("{name} in {info}")).trim().to_string()
+        };
+        assert_eq!(field(&mut c, "bf_version"), env!("CARGO_PKG_VERSION"));
+        assert_eq!(field(&mut c, "bf_bloom_keys"), "0");
+        populate(&mut c);
+        let bf_size = c.cmd(&["BF.INFO", "bf", "SIZE"]).as_array()[0].as_int();
+        let cf_size = c.cmd(&["CF.INFO", "cf"]).as_array()[1].as_int();
+        assert_eq!(field(&mut c, "bf_bloom_keys"), "1");
+        assert_eq!(field(&mut c, "bf_bloom_memory"), bf_size.to_string());
+        assert_eq!(field(&mut c, "bf_cuckoo_keys"), "1");
+        assert_eq!(field(&mut c, "bf_cuckoo_memory"), cf_size.to_string());
+        assert_eq!(field(&mut c, "bf_cmd_bf_add"), "calls=300,failed=0");
+        c.cmd(&["BF.ADD", "bf"]);
+        assert_eq!(field(&mut c, "bf_cmd_bf_add"), "calls=301,failed=1");
+        c.cmd(&["COPY", "bf", "bf2"]);
+        c.cmd(&["DEBUG", "RELOAD"]);
+        assert_eq!(field(&mut c, "bf_bloom_keys"), "2");
+        assert_eq!(field(&mut c, "bf_bloom_memory"), (2 * bf_size).to_string());
+        c.cmd(&["FLUSHALL"]);
+        assert_eq!(field(&mut c, "bf_bloom_keys"), "0");
+        assert_eq!(field(&mut c, "bf_bloom_memory"), "0");
+        assert_eq!(field(&mut c, "bf_cuckoo_memory"), "0");
+    }
+}
+
+#[test]
+fn every_write_fires_a_module_keyspace_event() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let mut sub = s.conn();
+        // Off by default: nothing is published until the user enables `d`.
+        c.cmd(&["BF.ADD", "quiet", "x"]);
+        assert_eq!(c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd"]), ok());
+        sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        let writes: &[&[&str]] = &[
+            &["BF.RESERVE", "b", "0.01", "100"],
+            &["BF.ADD", "b", "x"],
+            &["BF.MADD", "b", "y", "z"],
+            &["BF.INSERT", "b", "ITEMS", "w"],
+            &["CF.RESERVE", "c", "100"],
+            &["CF.ADD", "c", "x"],
+            &["CF.ADDNX", "c", "y"],
+            &["CF.INSERT", "c", "ITEMS", "z"],
+            &["CF.INSERTNX", "c", "ITEMS", "w"],
+            &["CF.DEL", "c", "x"],
+            &["CF.COMPACT", "c"],
+        ];
+        for w in writes {
+            assert!(!c.cmd(w).is_error(), "{w:?}");
+            let msg = sub.read();
+            let parts = msg.as_array();
+            assert_eq!(parts[0], bulk("pmessage"), "{w:?}: {msg:?}");
+            assert_eq!(parts[2], bulk(format!("__keyspace@0__:{}", w[1])));
+            assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+        }
+        // Reads and failed writes publish nothing: the next message is ours.
+        c.cmd(&["BF.EXISTS", "b", "x"]);
+        c.cmd(&["BF.ADD", "c", "x"]);
+        c.cmd(&["SET", "marker", "1"]);
+        let msg = sub.read();
+        assert_eq!(msg.as_array()[3], bulk("set"), "{msg:?}");
+    }
+}
