@@ -5,7 +5,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
-use crate::ffi::command::{register, CommandSpec};
+use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::{api, RStr};
 use crate::{bloom, config, cuckoo};
@@ -57,10 +57,13 @@ struct Capabilities {
 
 fn detect(version: c_int) -> Capabilities {
     // SAFETY: reading function-pointer statics filled by RedisModule_Init.
-    let acl = unsafe {
-        raw::RedisModule_AddACLCategory.is_some()
-            && raw::RedisModule_SetCommandACLCategories.is_some()
+    let (add, set) = unsafe {
+        (
+            raw::RedisModule_AddACLCategory,
+            raw::RedisModule_SetCommandACLCategories,
+        )
     };
+    let acl = add.is_some() && set.is_some();
     Capabilities {
         acl_categories: acl,
         unprefixed_configs: version >= 0x0008_0000,
@@ -92,6 +95,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
         register(ctx, spec, caps.acl_categories)?;
     }
     register_extra(ctx, caps.acl_categories)?;
+    crate::command_docs::apply(ctx)?;
     crate::info::register(ctx)?;
     if !config::register(ctx, caps.unprefixed_configs)? {
         log(

@@ -46,7 +46,10 @@ fn copy_makes_an_independent_identical_filter() {
         ] {
             let copy = format!("{key}-copy");
             assert_eq!(c.cmd(&["COPY", key, &copy]), int(1), "{flavor:?} {key}");
-            assert_eq!(full_scandump(&mut c, scandump, key), full_scandump(&mut c, scandump, &copy));
+            assert_eq!(
+                full_scandump(&mut c, scandump, key),
+                full_scandump(&mut c, scandump, &copy)
+            );
             assert_eq!(c.cmd(&["DUMP", key]), c.cmd(&["DUMP", &copy]));
             // Independent: writing the copy leaves the original alone.
             c.cmd(&[add, &copy, "only-in-copy"]);
@@ -68,9 +71,16 @@ fn debug_digest_tracks_content() {
         let empty = c.cmd(&["DEBUG", "DIGEST"]);
         for key in ["bf", "cf"] {
             let d1 = c.cmd(&["DEBUG", "DIGEST-VALUE", key]);
-            assert_ne!(d1.as_array()[0], bulk("0000000000000000000000000000000000000000"));
+            assert_ne!(
+                d1.as_array()[0],
+                bulk("0000000000000000000000000000000000000000")
+            );
             c.cmd(&["COPY", key, "twin"]);
-            assert_eq!(c.cmd(&["DEBUG", "DIGEST-VALUE", "twin"]), d1, "equal values digest equal");
+            assert_eq!(
+                c.cmd(&["DEBUG", "DIGEST-VALUE", "twin"]),
+                d1,
+                "equal values digest equal"
+            );
             c.cmd(&["DEL", "twin"]);
         }
         let before = c.cmd(&["DEBUG", "DIGEST-VALUE", "bf", "cf"]);
@@ -92,11 +102,48 @@ fn last_duration_us(c: &mut Conn, name: &str) -> i64 {
     let log = c.cmd(&["SLOWLOG", "GET", "10"]);
     for entry in log.as_array() {
         let e = entry.as_array();
-        if e[3].as_array()[0].as_bytes().eq_ignore_ascii_case(name.as_bytes()) {
+        if e[3].as_array()[0]
+            .as_bytes()
+            .eq_ignore_ascii_case(name.as_bytes())
+        {
             return e[2].as_int();
         }
     }
     panic!("{name} not in slowlog: {log:?}");
+}
+
+fn used_memory(c: &mut Conn) -> i64 {
+    let info = String::from_utf8(c.cmd(&["INFO", "memory"]).as_bytes().to_vec()).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Creates a ~1.05 GiB filter (COMPAT §3.2: 300M entries at 1e-6), touches
+/// every page, UNLINKs it and returns the server time UNLINK took.
+fn unlink_huge_filter(c: &mut Conn) -> i64 {
+    assert_eq!(
+        c.cmd(&["BF.RESERVE", "huge", "0.000001", "300000000", "NONSCALING"]),
+        ok()
+    );
+    let size = c.cmd(&["BF.INFO", "huge", "SIZE"]).as_array()[0].as_int();
+    assert!(size > 1 << 30, "{size}");
+    // 20 000 items x 21 probes hit every 4 KiB page, so the memory is resident.
+    let script = "for i=1,20000 do redis.call('BF.ADD','huge',i) end";
+    c.cmd(&["EVAL", script, "0"]);
+    assert!(used_memory(c) > 1 << 30);
+    c.cmd(&["SLOWLOG", "RESET"]);
+    assert_eq!(c.cmd(&["UNLINK", "huge"]), int(1));
+    let us = last_duration_us(c, "UNLINK");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while used_memory(c) > 1 << 28 {
+        assert!(Instant::now() < deadline, "memory not released");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    us
 }
 
 #[test]
@@ -104,26 +151,11 @@ fn unlink_of_a_1gib_filter_frees_in_the_background() {
     let flavor = flavors()[0];
     let s = Server::start(flavor, Module::Rsbloom);
     let mut c = s.conn();
-    // ~1 GiB: 9 bytes per entry at error 1e-6 for 1e9 entries, touched so the
-    // pages are really resident.
-    assert_eq!(c.cmd(&["BF.RESERVE", "huge", "0.000001", "900000000", "NONSCALING"]), ok());
-    let size = c.cmd(&["BF.INFO", "huge", "SIZE"]).as_array()[0].as_int();
-    assert!(size > 1 << 30, "{size}");
-    c.cmd(&["BF.MADD", "huge", "a", "b", "c"]);
-    let used = |c: &mut Conn| -> i64 {
-        let info = String::from_utf8(c.cmd(&["INFO", "memory"]).as_bytes().to_vec()).unwrap();
-        info.lines().find_map(|l| l.strip_prefix("used_memory:")).unwrap().trim().parse().unwrap()
-    };
-    assert!(used(&mut c) > 1 << 30);
     c.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
-    assert_eq!(c.cmd(&["UNLINK", "huge"]), int(1));
-    let us = last_duration_us(&mut c, "UNLINK");
-    assert!(us < 1000, "UNLINK took {us} µs of server time");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while used(&mut c) > 1 << 28 {
-        assert!(Instant::now() < deadline, "memory not released");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // Median of three: one run can be disturbed by this 2-core machine.
+    let mut times: Vec<i64> = (0..3).map(|_| unlink_huge_filter(&mut c)).collect();
+    times.sort();
+    assert!(times[1] < 500, "UNLINK server time {times:?} µs");
     // DEL still works (small filters are freed synchronously).
     c.cmd(&["BF.ADD", "small", "x"]);
     assert_eq!(c.cmd(&["DEL", "small"]), int(1));
@@ -138,7 +170,11 @@ fn info_section_counts_keys_memory_and_commands() {
         let field = |c: &mut Conn, name: &str| -> String {
             let info = String::from_utf8(c.cmd(&["INFO", "bf"]).as_bytes().to_vec()).unwrap();
             let prefix = format!("{name}:");
-            info.lines().find_map(|l| l.strip_prefix(&prefix)).unwrap_or_else(|| panic!("{name} in {info}")).trim().to_string()
+            info.lines()
+                .find_map(|l| l.strip_prefix(&prefix))
+                .unwrap_or_else(|| panic!("{name} in {info}"))
+                .trim()
+                .to_string()
         };
         assert_eq!(field(&mut c, "bf_version"), env!("CARGO_PKG_VERSION"));
         assert_eq!(field(&mut c, "bf_bloom_keys"), "0");
@@ -150,14 +186,24 @@ fn info_section_counts_keys_memory_and_commands() {
         assert_eq!(field(&mut c, "bf_cuckoo_keys"), "1");
         assert_eq!(field(&mut c, "bf_cuckoo_memory"), cf_size.to_string());
         assert_eq!(field(&mut c, "bf_cmd_bf_add"), "calls=300,failed=0");
-        c.cmd(&["BF.ADD", "bf"]);
+        // (A wrong argument count never reaches the module: the server checks
+        // the registered arity.)
+        assert!(c.cmd(&["BF.ADD", "cf", "x"]).is_error());
         assert_eq!(field(&mut c, "bf_cmd_bf_add"), "calls=301,failed=1");
         c.cmd(&["COPY", "bf", "bf2"]);
         c.cmd(&["DEBUG", "RELOAD"]);
         assert_eq!(field(&mut c, "bf_bloom_keys"), "2");
         assert_eq!(field(&mut c, "bf_bloom_memory"), (2 * bf_size).to_string());
         c.cmd(&["FLUSHALL"]);
-        assert_eq!(field(&mut c, "bf_bloom_keys"), "0");
+        // Valkey 8 flushes lazily by default: the frees land shortly after.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while field(&mut c, "bf_bloom_keys") != "0" || field(&mut c, "bf_cuckoo_keys") != "0" {
+            assert!(
+                Instant::now() < deadline,
+                "counters not back to 0 after FLUSHALL"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert_eq!(field(&mut c, "bf_bloom_memory"), "0");
         assert_eq!(field(&mut c, "bf_cuckoo_memory"), "0");
     }
@@ -171,7 +217,10 @@ fn every_write_fires_a_module_keyspace_event() {
         let mut sub = s.conn();
         // Off by default: nothing is published until the user enables `d`.
         c.cmd(&["BF.ADD", "quiet", "x"]);
-        assert_eq!(c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd"]), ok());
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
+            ok()
+        );
         sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
         let writes: &[&[&str]] = &[
             &["BF.RESERVE", "b", "0.01", "100"],

@@ -128,7 +128,7 @@ fn item11_header_with_unbounded_hash_count_refused() {
         for bpe in [1e8f64, 3e9] {
             let mut h = pairs[0].1.clone();
             // Consistent with bpe, as RedisBloom checks: hashes = ceil(LN2c·bpe).
-            let hashes = (0.693147180559945 * bpe).ceil() as u32;
+            let hashes = (rsbloom_core::bloom::LN2C * bpe).ceil() as u32;
             patch(&mut h, link(0) + BPE, &bpe.to_le_bytes());
             patch(&mut h, link(0) + HASHES, &hashes.to_le_bytes());
             assert_eq!(c.cmd(&args!["BF.LOADCHUNK", "k", "1", h]), err(BAD_DATA));

@@ -78,7 +78,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
     }
     key.set(create_chain(&params)?);
     ctx.reply_ok();
-    ctx.replicate_verbatim();
+    ctx.propagate();
     Ok(())
 }
 
@@ -121,7 +121,7 @@ fn insert(
         let replied = add_items(ctx, chain, items);
         ctx.set_array_len(replied);
     }
-    ctx.replicate_verbatim();
+    ctx.propagate();
     Ok(())
 }
 
@@ -333,6 +333,6 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> Reply {
             .map_err(|e| ReplyError::Text(e.message()))?,
     }
     ctx.reply_ok();
-    ctx.replicate_verbatim();
+    ctx.propagate();
     Ok(())
 }

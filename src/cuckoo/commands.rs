@@ -68,7 +68,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     }
     key.set(Box::new(create(params)?));
     ctx.reply_ok();
-    ctx.replicate_verbatim();
+    ctx.propagate();
     Ok(())
 }
 
@@ -131,16 +131,17 @@ fn item_reply(kind: InsertKind, outcome: InsertOutcome) -> ItemReply {
     }
 }
 
-/// The insert routine shared by the four commands. `create` holds the
-/// parameters for a missing key (None = NOCREATE).
+/// The insert routine shared by the four commands. `create_params` holds
+/// the parameters for a missing key (None = NOCREATE); `max_expansions` is
+/// cf-max-expansions at the time of the call.
 fn insert_items(
     ctx: &Ctx,
     kind: InsertKind,
     key_name: &RStr,
     items: &[RStr],
     create_params: Option<CfReserve>,
+    max_expansions: i64,
 ) -> CmdResult {
-    let max_expansions = config::get().cf_max_expansions;
     let mut key = ctx.open_key(key_name, true);
     if key_is_missing(&mut key) {
         let params = create_params.ok_or(NOT_FOUND)?;
@@ -170,31 +171,43 @@ fn insert_items(
             ItemReply::Error(text) => return Err(ReplyError::Text(text)),
         }
     }
-    ctx.replicate_verbatim();
+    ctx.propagate();
     Ok(())
 }
 
 fn add_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
     exact_arity(args, 3)?;
-    let params = cf_autocreate(&config::get());
+    let (params, max_expansions) = {
+        let cfg = config::get();
+        (cf_autocreate(&cfg), cfg.cf_max_expansions)
+    };
+    let items = args.get(2..).unwrap_or_default();
     insert_items(
         ctx,
         kind,
         arg(args, 1)?,
-        args.get(2..).unwrap_or_default(),
+        items,
         Some(params),
+        max_expansions,
     )
 }
 
 fn insert_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
-    let (opts, params) = {
+    let (opts, params, max_expansions) = {
         let cfg = config::get();
         let opts = parse_cf_insert(args, &cfg)?;
-        (opts, opts.reserve(&cfg))
+        (opts, opts.reserve(&cfg), cfg.cf_max_expansions)
     };
     let items = args.get(opts.items_at..).unwrap_or_default();
     let create_params = (!opts.nocreate).then_some(params);
-    insert_items(ctx, kind, arg(args, 1)?, items, create_params)
+    insert_items(
+        ctx,
+        kind,
+        arg(args, 1)?,
+        items,
+        create_params,
+        max_expansions,
+    )
 }
 
 pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
@@ -259,7 +272,7 @@ pub fn del(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 3)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
     let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Not found"))?;
-    ctx.replicate_verbatim();
+    ctx.propagate();
     let deleted = cf.delete(hash_item(arg(args, 2)?.as_ref()));
     ctx.reply_bool(deleted);
     Ok(())
@@ -270,7 +283,7 @@ pub fn compact(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let mut key = ctx.open_key(arg(args, 1)?, true);
     let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Cuckoo filter was not found"))?;
     cf.compact(true);
-    ctx.replicate_verbatim();
+    ctx.propagate();
     ctx.reply_ok();
     Ok(())
 }
@@ -363,7 +376,69 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             .load_chunk(pos, data)
             .map_err(|_| ReplyError::Text("Couldn't load chunk!"))?;
     }
-    ctx.replicate_verbatim();
+    ctx.propagate();
     ctx.reply_ok();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KINDS: [InsertKind; 4] = [
+        InsertKind::Add,
+        InsertKind::AddNx,
+        InsertKind::Insert,
+        InsertKind::InsertNx,
+    ];
+    const OUTCOMES: [InsertOutcome; 4] = [
+        InsertOutcome::Inserted,
+        InsertOutcome::Exists,
+        InsertOutcome::NoSpace,
+        InsertOutcome::AllocFailed,
+    ];
+
+    /// An error element would leave a multi-item reply array short.
+    #[test]
+    fn multi_commands_never_end_in_an_error() {
+        for kind in KINDS.into_iter().filter(|k| k.multi()) {
+            for outcome in OUTCOMES {
+                let r = item_reply(kind, outcome);
+                assert!(!matches!(r, ItemReply::Error(_)), "{outcome:?}: {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn reply_table_of_5_11() {
+        use InsertKind::*;
+        use InsertOutcome::*;
+        let table = [
+            (Add, Inserted, ItemReply::Bool(true)),
+            (AddNx, Inserted, ItemReply::Bool(true)),
+            (Insert, Inserted, ItemReply::Bool(true)),
+            (InsertNx, Inserted, ItemReply::Int(1)),
+            (AddNx, Exists, ItemReply::Bool(false)),
+            (InsertNx, Exists, ItemReply::Int(0)),
+            (Add, NoSpace, ItemReply::Error("Filter is full")),
+            (AddNx, NoSpace, ItemReply::Error("Filter is full")),
+            (Insert, NoSpace, ItemReply::Failed),
+            (InsertNx, NoSpace, ItemReply::Int(-1)),
+            (
+                Add,
+                AllocFailed,
+                ItemReply::Error("ERR Insufficient memory"),
+            ),
+            (
+                AddNx,
+                AllocFailed,
+                ItemReply::Error("ERR Insufficient memory"),
+            ),
+            (Insert, AllocFailed, ItemReply::Failed),
+            (InsertNx, AllocFailed, ItemReply::Int(-1)),
+        ];
+        for (kind, outcome, expected) in table {
+            assert_eq!(item_reply(kind, outcome), expected, "{outcome:?}");
+        }
+    }
 }

@@ -5,7 +5,7 @@
 //! failed allocation reaches Rust as a null pointer: `core::alloc::try_zeroed`
 //! then answers "Insufficient memory" instead of the server aborting. Redis 7.0
 //! has `TryAlloc` but not `TryCalloc`/`TryRealloc`; zeroed memory then comes
-//! from `TryAlloc` plus an explicit clear.
+//! from `TryAlloc` plus [`zero`], which keeps large blocks lazily committed.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
@@ -14,13 +14,14 @@ use redis_module::raw;
 
 pub struct ServerAllocator;
 
-/// Largest single allocation ever attempted: physical memory plus swap.
+/// Largest amount the module may hold: physical memory plus swap.
 ///
 /// jemalloc maps with MAP_NORESERVE when the kernel overcommits, so a
 /// try-allocation of 64 GiB on a 24 GiB machine "succeeds" and the server is
-/// OOM-killed as soon as the pages are touched (on Redis 7.0 at once, by the
-/// explicit clear below). Sizes no machine state could back fail here
-/// instead, which the callers turn into "Insufficient memory" replies.
+/// OOM-killed once the pages are touched (BF.LOADCHUNK with a 2^36-byte link,
+/// or BF.RESERVE k 1e-300 1073741824, killed redis-server 7.0.15 this way).
+/// Requests no machine state could back fail here instead, which callers
+/// answer with "Insufficient memory" / "received bad data".
 fn physical_limit() -> usize {
     static LIMIT: AtomicUsize = AtomicUsize::new(0);
     let cached = LIMIT.load(Ordering::Relaxed);
@@ -37,16 +38,18 @@ fn physical_limit() -> usize {
         } else {
             usize::MAX
         }
-    };
-    LIMIT.store(limit.max(1), Ordering::Relaxed);
-    limit.max(1)
+    }
+    .max(1);
+    LIMIT.store(limit, Ordering::Relaxed);
+    limit
 }
 
 /// Bytes this module holds (approximately: buffers adopted from the server's
 /// RDB loader are freed here without having been counted, hence signed).
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 
-/// Whether `size` more bytes keep the module within physical memory + swap.
+/// Whether `size` more bytes (replacing `freed`) keep the module within
+/// physical memory + swap.
 fn admissible(size: usize, freed: usize) -> bool {
     let live = usize::try_from(LIVE.load(Ordering::Relaxed)).unwrap_or(0);
     size <= physical_limit().saturating_sub(live.saturating_sub(freed))
@@ -54,32 +57,9 @@ fn admissible(size: usize, freed: usize) -> bool {
 
 fn account(ptr: *mut u8, added: usize, removed: usize) -> *mut u8 {
     if !ptr.is_null() {
-        let delta = added as isize - removed as isize;
-        LIVE.fetch_add(delta, Ordering::Relaxed);
+        LIVE.fetch_add(added as isize - removed as isize, Ordering::Relaxed);
     }
     ptr
-}
-
-/// Zeroes `len` bytes at `ptr` without touching whole pages: they are
-/// handed back to the kernel (MADV_DONTNEED), and an anonymous private
-/// mapping (all jemalloc memory) reads them back as zero on demand. So a
-/// large filter costs resident memory only as it is written, as with calloc.
-unsafe fn clear(ptr: *mut u8, len: usize) {
-    const PAGE: usize = 4096;
-    const MIN_MADVISE: usize = 1 << 20;
-    if len < MIN_MADVISE {
-        std::ptr::write_bytes(ptr, 0, len);
-        return;
-    }
-    let start = ptr as usize;
-    let first = (start + PAGE - 1) & !(PAGE - 1);
-    let last = (start + len) & !(PAGE - 1);
-    std::ptr::write_bytes(ptr, 0, first - start);
-    let pages = last - first;
-    if libc::madvise(first as *mut libc::c_void, pages, libc::MADV_DONTNEED) != 0 {
-        std::ptr::write_bytes(first as *mut u8, 0, pages);
-    }
-    std::ptr::write_bytes(last as *mut u8, 0, start + len - last);
 }
 
 /// jemalloc aligns every size class to its own power-of-two granularity, so
@@ -114,7 +94,7 @@ unsafe impl GlobalAlloc for ServerAllocator {
         }
         let ptr = self.alloc(layout);
         if !ptr.is_null() {
-            clear(ptr, size);
+            zero(ptr, size);
         }
         ptr
     }
@@ -138,5 +118,64 @@ unsafe impl GlobalAlloc for ServerAllocator {
             (None, None) => std::ptr::null_mut(),
         };
         account(new, size, old)
+    }
+}
+
+/// Below this, plain memset beats a system call.
+const DISCARD_MIN: usize = 1 << 20;
+/// Step of [`discard`]: bounds how long one call holds the address-space lock.
+const DISCARD_STEP: usize = 16 << 20;
+
+/// Zeroes `len` bytes at `ptr`. Large blocks get their whole pages replaced
+/// by the kernel's zero page (`MADV_DONTNEED`) instead of being written: a
+/// fresh 1 GiB filter then costs no time and no resident memory until used,
+/// as with calloc.
+///
+/// # Safety
+/// `ptr..ptr+len` must be memory this process owns and may overwrite.
+pub unsafe fn zero(ptr: *mut u8, len: usize) {
+    let (head, body) = discard(ptr, len);
+    std::ptr::write_bytes(ptr, 0, head);
+    let tail = head + body;
+    std::ptr::write_bytes(ptr.add(tail), 0, len - tail);
+}
+
+/// Drops the physical pages entirely inside `ptr..ptr+len` (their content
+/// reads back as zero), in steps of [`DISCARD_STEP`]; returns the offset and
+/// length of the discarded span ((0, 0) when nothing was discarded).
+///
+/// Freeing storage through this before `free` keeps a lazy free of a huge
+/// filter from holding the address-space lock for one long `munmap` while
+/// the main thread needs it for page faults.
+///
+/// # Safety
+/// As for [`zero`]; the content is lost.
+pub unsafe fn discard(ptr: *mut u8, len: usize) -> (usize, usize) {
+    if len < DISCARD_MIN {
+        return (0, 0);
+    }
+    let page = page_size();
+    let start = (ptr as usize).next_multiple_of(page);
+    let end = (ptr as usize + len) / page * page;
+    if end <= start {
+        return (0, 0);
+    }
+    let mut at = start;
+    while at < end {
+        let step = DISCARD_STEP.min(end - at);
+        if libc::madvise(at as *mut libc::c_void, step, libc::MADV_DONTNEED) != 0 {
+            // Not discardable (unusual mapping): report only what was done.
+            return (start - ptr as usize, at - start);
+        }
+        at += step;
+    }
+    (start - ptr as usize, end - start)
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
     }
 }

@@ -57,10 +57,6 @@ impl Ctx {
         }
     }
 
-    pub fn as_ptr(&self) -> *mut RedisModuleCtx {
-        self.ptr
-    }
-
     // ---- replies ----
 
     pub fn reply_failure(&self, e: &ReplyError, command: &str) {

@@ -121,8 +121,12 @@ unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
     if !value.is_null() {
         // SAFETY: values are only ever created as Box<T> by this module.
         guarded("free", (), || {
-            let v = Box::from_raw(value.cast::<T>());
+            let mut v = Box::from_raw(value.cast::<T>());
             T::stats().freed(v.mem_usage());
+            // SAFETY: the storage is about to be freed; its content is dead.
+            v.for_each_buffer_mut(&mut |buf| {
+                unsafe { super::alloc::discard(buf.as_mut_ptr(), buf.len()) };
+            });
         });
     }
 }

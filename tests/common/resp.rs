@@ -121,8 +121,28 @@ impl Conn {
         self.writer.write_all(&buf).expect("write to server");
     }
 
+    /// Writes many commands with a single write (pipelining).
+    pub fn send_many<A: AsRef<[u8]>>(&mut self, cmds: &[Vec<A>]) {
+        let mut buf = Vec::new();
+        for args in cmds {
+            encode_into(&mut buf, args);
+        }
+        self.writer.write_all(&buf).expect("write to server");
+    }
+
     pub fn read(&mut self) -> Reply {
         read_reply(&mut self.reader).expect("read reply from server")
+    }
+}
+
+/// Appends the RESP array encoding of one command to `buf`.
+pub fn encode_into<A: AsRef<[u8]>>(buf: &mut Vec<u8>, args: &[A]) {
+    buf.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for a in args {
+        let a = a.as_ref();
+        buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        buf.extend_from_slice(a);
+        buf.extend_from_slice(b"\r\n");
     }
 }
 

@@ -85,7 +85,10 @@ impl LinkMeta {
 impl Link {
     /// A deep copy whose bit array is allocated fallibly.
     pub fn try_clone(&self) -> Result<Link, crate::alloc::AllocError> {
-        Ok(Link { data: crate::alloc::try_copy(&self.data)?, ..*self })
+        Ok(Link {
+            data: crate::alloc::try_copy(&self.data)?,
+            ..*self
+        })
     }
 
     /// The bit array, for the server to move it (active defragmentation).

@@ -215,7 +215,9 @@ impl Chain {
     /// A deep copy (COPY command); fails cleanly when memory is short.
     pub fn try_clone(&self) -> Result<Chain, crate::alloc::AllocError> {
         let mut links = Vec::new();
-        links.try_reserve_exact(self.links.len()).map_err(|_| crate::alloc::AllocError)?;
+        links
+            .try_reserve_exact(self.links.len())
+            .map_err(|_| crate::alloc::AllocError)?;
         for link in &self.links {
             links.push(link.try_clone()?);
         }

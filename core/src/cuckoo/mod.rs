@@ -116,7 +116,10 @@ struct SubFilter {
 
 impl SubFilter {
     fn try_clone(&self) -> Result<SubFilter, crate::alloc::AllocError> {
-        Ok(SubFilter { mask: self.mask, data: crate::alloc::try_copy(&self.data)? })
+        Ok(SubFilter {
+            mask: self.mask,
+            data: crate::alloc::try_copy(&self.data)?,
+        })
     }
 
     fn num_buckets(&self) -> u64 {
@@ -358,7 +361,9 @@ impl CuckooFilter {
     /// A deep copy (COPY command); fails cleanly when memory is short.
     pub fn try_clone(&self) -> Result<Self, crate::alloc::AllocError> {
         let mut filters = Vec::new();
-        filters.try_reserve_exact(self.filters.len()).map_err(|_| crate::alloc::AllocError)?;
+        filters
+            .try_reserve_exact(self.filters.len())
+            .map_err(|_| crate::alloc::AllocError)?;
         for f in &self.filters {
             filters.push(f.try_clone()?);
         }

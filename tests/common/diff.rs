@@ -1,0 +1,228 @@
+//! Helpers for differential tests (rsbloom against the reference RedisBloom
+//! 2.8.2): server pairs, pipelined execution on both sides, full SCANDUMP
+//! walks, LOADCHUNK replays, probe items and Redis' number parsers.
+
+use super::{Conn, Flavor, Module, Reply, Server};
+
+pub type Args = Vec<Vec<u8>>;
+
+/// Builds an argument vector from string slices.
+pub fn sargs(parts: &[&str]) -> Args {
+    parts.iter().map(|p| p.as_bytes().to_vec()).collect()
+}
+
+/// The module whose behaviour is checked against the reference.
+/// `RSBLOOM_DIFF_SELF=1` runs the reference against itself, which must
+/// trivially agree (a sanity check of the test machinery).
+pub fn subject_module() -> Module {
+    if std::env::var("RSBLOOM_DIFF_SELF").is_ok_and(|v| v == "1") {
+        Module::Reference
+    } else {
+        Module::Rsbloom
+    }
+}
+
+/// One server of a differential pair with a RESP2 and a RESP3 connection.
+pub struct Side {
+    pub server: Server,
+    c2: Conn,
+    c3: Conn,
+}
+
+impl Side {
+    pub fn start(module: Module) -> Side {
+        Side::from_server(Server::start(Flavor::Redis, module))
+    }
+
+    pub fn from_server(server: Server) -> Side {
+        let c2 = server.conn();
+        let c3 = server.conn3();
+        Side { server, c2, c3 }
+    }
+
+    pub fn conn(&mut self, resp3: bool) -> &mut Conn {
+        if resp3 {
+            &mut self.c3
+        } else {
+            &mut self.c2
+        }
+    }
+
+    /// Reopens both connections (after a restart).
+    pub fn reconnect(&mut self) {
+        self.c2 = self.server.conn();
+        self.c3 = self.server.conn3();
+    }
+
+    pub fn cmd(&mut self, args: &[Vec<u8>]) -> Reply {
+        self.c2.cmd(args)
+    }
+}
+
+/// Sends all commands in one write and reads all replies.
+pub fn pipeline(c: &mut Conn, cmds: &[Args]) -> Vec<Reply> {
+    c.send_many(cmds);
+    (0..cmds.len()).map(|_| c.read()).collect()
+}
+
+/// Sends the same commands to both servers before reading either, so the
+/// two servers work concurrently.
+pub fn pipeline2(a: &mut Conn, b: &mut Conn, cmds: &[Args]) -> (Vec<Reply>, Vec<Reply>) {
+    a.send_many(cmds);
+    b.send_many(cmds);
+    let ra = (0..cmds.len()).map(|_| a.read()).collect();
+    let rb = (0..cmds.len()).map(|_| b.read()).collect();
+    (ra, rb)
+}
+
+/// A complete SCANDUMP of `key` (`family` = "BF" or "CF"): the `(iterator,
+/// data)` pairs in the order a client would replay them with LOADCHUNK,
+/// header first. An empty vector for a CF filter without items (its
+/// SCANDUMP 0 is the end marker). Any error or malformed reply is returned
+/// as `Err` together with the pairs read so far.
+pub fn scandump(c: &mut Conn, family: &str, key: &[u8]) -> Result<Vec<(i64, Vec<u8>)>, Reply> {
+    let cmd = format!("{family}.SCANDUMP").into_bytes();
+    let mut out = Vec::new();
+    let mut it: i64 = 0;
+    for _ in 0..1_000_000 {
+        let r = c.cmd(&[cmd.clone(), key.to_vec(), it.to_string().into_bytes()]);
+        let (next, data) = match &r {
+            Reply::Array(a) if a.len() == 2 => match (&a[0], &a[1]) {
+                (Reply::Int(n), Reply::Bulk(d)) => (*n, Some(d.clone())),
+                (Reply::Int(n), Reply::Nil | Reply::Null) => (*n, None),
+                _ => return Err(r),
+            },
+            _ => return Err(r),
+        };
+        if next == 0 {
+            // BF ends with an empty bulk string, CF with a null.
+            let well_formed = match family {
+                "BF" => data.as_deref() == Some(&[][..]),
+                _ => data.is_none(),
+            };
+            if !well_formed {
+                return Err(r);
+            }
+            return Ok(out);
+        }
+        let Some(data) = data else { return Err(r) };
+        out.push((next, data));
+        it = next;
+    }
+    Err(Reply::Error("SCANDUMP does not terminate".into()))
+}
+
+/// Replays SCANDUMP pairs with LOADCHUNK; returns every reply.
+pub fn loadchunks(c: &mut Conn, family: &str, key: &[u8], pairs: &[(i64, Vec<u8>)]) -> Vec<Reply> {
+    let cmd = format!("{family}.LOADCHUNK").into_bytes();
+    let cmds: Vec<Args> = pairs
+        .iter()
+        .map(|(it, d)| {
+            vec![
+                cmd.clone(),
+                key.to_vec(),
+                it.to_string().into_bytes(),
+                d.clone(),
+            ]
+        })
+        .collect();
+    pipeline(c, &cmds)
+}
+
+/// Redis' strict integer parser (`string2ll`): optional `-`, no `+`, no
+/// spaces, no leading zeros, no `-0`, must fit in i64.
+pub fn redis_ll(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits[0] == b'0' && (digits.len() > 1 || neg) {
+        return None;
+    }
+    let text = std::str::from_utf8(s).ok()?;
+    text.parse().ok()
+}
+
+/// Redis' double parser (strtod without surrounding space, NaN and range
+/// errors rejected), for the forms the generators produce (decimal,
+/// exponent, `inf`, simple hexadecimal `0x<hex>[p<exp>]`).
+pub fn redis_double(s: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(s).ok()?;
+    if text.is_empty() || text.trim() != text {
+        return None;
+    }
+    let (sign, body) = match text.strip_prefix('-') {
+        Some(b) => (-1.0, b),
+        None => (1.0, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        let (mant, exp) = match hex.split_once(['p', 'P']) {
+            Some((m, e)) => (m, e.parse::<i32>().ok()?),
+            None => (hex, 0),
+        };
+        let m = u64::from_str_radix(mant, 16).ok()?;
+        return Some(sign * m as f64 * 2f64.powi(exp));
+    }
+    let v: f64 = body.parse().ok()?;
+    if v.is_nan() {
+        return None;
+    }
+    // strtod reports ERANGE for underflow to zero and overflow to infinity.
+    let mantissa = body.split(['e', 'E']).next().unwrap_or("");
+    if v == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        return None;
+    }
+    if v.is_infinite() && !body.to_ascii_lowercase().starts_with("inf") {
+        return None;
+    }
+    Some(sign * v)
+}
+
+/// Probe items for the exchange checks: `n` items, the first half named
+/// like the items a test added (`add_prefix{i}`), the second half not.
+pub fn probe_items(add_prefix: &str, n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            if i < n / 2 {
+                format!("{add_prefix}{i}").into_bytes()
+            } else {
+                format!("probe-absent-{i}").into_bytes()
+            }
+        })
+        .collect()
+}
+
+/// Printable form of an argument vector (binary bytes escaped, long ones cut).
+pub fn show_args(args: &[Vec<u8>]) -> String {
+    args.iter()
+        .map(|a| {
+            let s: String = a
+                .iter()
+                .flat_map(|b| std::ascii::escape_default(*b))
+                .map(char::from)
+                .collect();
+            if s.len() > 80 {
+                format!("\"{}…({} bytes)\"", &s[..60], a.len())
+            } else {
+                format!("\"{s}\"")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Printable form of a reply, cut to a reasonable length.
+pub fn show_reply(r: &Reply) -> String {
+    let s = format!("{r:?}");
+    if s.len() > 300 {
+        format!(
+            "{}…",
+            &s[..s.char_indices().nth(300).map_or(s.len(), |(i, _)| i)]
+        )
+    } else {
+        s
+    }
+}

@@ -1,0 +1,1575 @@
+//! Differential test: a seeded random stream of BF.* (resp. CF.*) commands —
+//! valid and invalid — goes to rsbloom and to the reference RedisBloom 2.8.2
+//! (two redis-server 7.0 processes), pipelined in batches, and every reply is
+//! compared exactly (reply types included, RESP2 and RESP3). Periodically the
+//! full SCANDUMP and the DUMP payload of every key are compared as well.
+//!
+//! rsbloom targets RedisBloom 8.x, so the documented 2.8.2 → 8.x differences
+//! (COMPAT §9) are mapped by an explicit allowlist (`RULES`); where such a
+//! difference makes the two filters diverge, the key is deleted on both sides
+//! right after the command and the reset is counted.
+//!
+//! Environment: `RSBLOOM_DIFF_SEED` (seed, printed), `RSBLOOM_DIFF_OPS`
+//! (commands per family, default 100 000), `RSBLOOM_DIFF_SELF=1` (reference
+//! against reference: checks the machinery itself).
+mod common;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Instant;
+
+use common::diff::*;
+use common::*;
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+
+const BATCH: usize = 200;
+const CHECK_EVERY: usize = 10_000;
+const MAX_PRINTED_MISMATCHES: usize = 12;
+const HISTORY: usize = 1000;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Fam {
+    Bf,
+    Cf,
+}
+
+impl Fam {
+    fn prefix(self) -> &'static str {
+        match self {
+            Fam::Bf => "BF",
+            Fam::Cf => "CF",
+        }
+    }
+}
+
+fn seed() -> u64 {
+    match std::env::var("RSBLOOM_DIFF_SEED") {
+        Ok(s) => s
+            .trim()
+            .parse()
+            .expect("RSBLOOM_DIFF_SEED must be an integer"),
+        Err(_) => rand::random::<u32>() as u64,
+    }
+}
+
+fn ops_per_family() -> usize {
+    std::env::var("RSBLOOM_DIFF_OPS")
+        .ok()
+        .map(|s| {
+            s.trim()
+                .parse()
+                .expect("RSBLOOM_DIFF_OPS must be an integer")
+        })
+        .unwrap_or(100_000)
+}
+
+const ONE_GIB: i64 = 1 << 30;
+
+fn upper(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).to_ascii_uppercase()
+}
+
+fn err_is(r: &Reply, text: &str) -> bool {
+    matches!(r, Reply::Error(e) if e == text)
+}
+
+fn is_wrongtype(r: &Reply) -> bool {
+    matches!(r, Reply::Error(e) if e.starts_with("WRONGTYPE"))
+}
+
+// ---------------------------------------------------------------------------
+// Option scanners shared by the generators' safety rules and the allowlist.
+// ---------------------------------------------------------------------------
+
+/// Value following the first argument equal (case-insensitively) to `word`,
+/// searched over the whole argument list from the key on (BF.RESERVE and
+/// CF.RESERVE quirk, COMPAT §5.1/§5.9/§8.2).
+fn option_value<'a>(args: &'a [Vec<u8>], word: &str) -> Option<&'a [u8]> {
+    let pos = args[1..]
+        .iter()
+        .position(|a| a.eq_ignore_ascii_case(word.as_bytes()))?
+        + 1;
+    args.get(pos + 1).map(|v| v.as_slice())
+}
+
+/// Outcome of the 8.x BF.INSERT option scan (COMPAT §5.3).
+#[derive(Debug, PartialEq)]
+enum BfInsertScan {
+    /// First failure is a range error (parsable but out of range): the
+    /// message 8.x answers.
+    Range(&'static str),
+    /// Some other failure (parse error, unknown argument, arity).
+    OtherError,
+    /// Scan succeeded.
+    Ok { expansion: Option<i64> },
+}
+
+fn bf_insert_scan(args: &[Vec<u8>]) -> BfInsertScan {
+    let mut i = 2;
+    let mut expansion = None;
+    let mut marker = false;
+    while i < args.len() {
+        let a = &args[i];
+        let c = a.first().map(|c| c.to_ascii_lowercase());
+        let value = args.get(i + 1);
+        match c {
+            Some(b'i') => {
+                marker = i + 1 < args.len();
+                break;
+            }
+            Some(b'e') => {
+                let Some(v) = value else {
+                    return BfInsertScan::OtherError;
+                };
+                if a.get(1).map(|c| c.to_ascii_lowercase()) == Some(b'r') {
+                    match redis_double(v) {
+                        None => return BfInsertScan::OtherError,
+                        Some(e) if !(e > 0.0 && e < 1.0) => {
+                            return BfInsertScan::Range("Bad error rate")
+                        }
+                        _ => {}
+                    }
+                } else {
+                    match redis_ll(v) {
+                        None => return BfInsertScan::OtherError,
+                        Some(x) if !(0..=32768).contains(&x) => {
+                            return BfInsertScan::Range("Bad expansion")
+                        }
+                        Some(x) => expansion = Some(x),
+                    }
+                }
+                i += 2;
+            }
+            Some(b'c') => {
+                let Some(v) = value else {
+                    return BfInsertScan::OtherError;
+                };
+                match redis_ll(v) {
+                    None => return BfInsertScan::OtherError,
+                    Some(x) if !(1..=ONE_GIB).contains(&x) => {
+                        return BfInsertScan::Range("Bad capacity")
+                    }
+                    _ => {}
+                }
+                i += 2;
+            }
+            Some(b'n') => i += 1,
+            _ => return BfInsertScan::OtherError,
+        }
+    }
+    if marker {
+        BfInsertScan::Ok { expansion }
+    } else {
+        BfInsertScan::OtherError
+    }
+}
+
+/// Option section of BF.INSERT / CF.INSERT (arguments before the items marker).
+fn insert_options(args: &[Vec<u8>]) -> std::ops::Range<usize> {
+    let mut i = 2;
+    while i < args.len() {
+        match args[i].first().map(|c| c.to_ascii_lowercase()) {
+            Some(b'i') => break,
+            Some(b'c') | Some(b'e') => i += 2,
+            _ => i += 1,
+        }
+    }
+    2..i.min(args.len())
+}
+
+/// All values given to options whose first letter is `letter` (and, for BF
+/// `e…`, whose second letter matches `second` when given).
+fn insert_values(args: &[Vec<u8>], letter: u8, second: Option<bool>) -> Vec<Vec<u8>> {
+    let r = insert_options(args);
+    let mut out = Vec::new();
+    let mut i = r.start;
+    while i < r.end {
+        let a = &args[i];
+        let c = a.first().map(|c| c.to_ascii_lowercase());
+        if c == Some(b'c') || c == Some(b'e') {
+            let is_r = a.get(1).map(|c| c.to_ascii_lowercase()) == Some(b'r');
+            if c == Some(letter) && second.map_or(true, |s| s == is_r) {
+                if let Some(v) = args.get(i + 1) {
+                    out.push(v.clone());
+                }
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether the option section holds a NOCREATE token: for BF.INSERT an `n…`
+/// word whose third character is `c` (COMPAT §5.3), for CF.INSERT any `n…`
+/// word (COMPAT §5.11).
+fn has_nocreate_token(args: &[Vec<u8>], bloom: bool) -> bool {
+    args[insert_options(args)].iter().any(|a| {
+        a.first().map(|c| c.to_ascii_lowercase()) == Some(b'n')
+            && (!bloom || a.get(2).map(|c| c.to_ascii_lowercase()) == Some(b'c'))
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The allowlist: each rule maps an rsbloom (8.x) reply to the reference
+// (2.8.2) reply for one documented difference. `diverges`: the two servers'
+// states may differ afterwards, so the key is deleted on both sides.
+// ---------------------------------------------------------------------------
+
+struct Rule {
+    name: &'static str,
+    cite: &'static str,
+    diverges: bool,
+    /// (args, rsbloom reply, reference reply)
+    applies: fn(&[Vec<u8>], &Reply, &Reply) -> bool,
+}
+
+/// Reset-only rule: replies agree but the states differ (counted separately).
+const ERROR_RATE_CAP: &str = "error-rate-cap";
+
+const RULES: &[Rule] = &[
+    Rule {
+        // BF.RESERVE range errors reworded (2.8.2 → 8.x).
+        name: "bf-reserve-range-texts",
+        cite: "COMPAT §5.1 steps 1, 2, 4; §9 'BF.RESERVE range errors'",
+        diverges: false,
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "BF.RESERVE"
+                && [
+                    ("ERR error rate must be in the range (0.000000, 1.000000)", "ERR (0 < error rate range < 1) "),
+                    ("ERR capacity must be in the range [1, 1073741824]", "ERR (capacity should be larger than 0)"),
+                    ("ERR expansion must be in the range [0, 32768]", "ERR expansion should be greater or equal to 1"),
+                ]
+                .iter()
+                .any(|(a, b)| err_is(rs, a) && err_is(rf, b))
+        },
+    },
+    Rule {
+        // 2.8.2 checks the NONSCALING/EXPANSION conflict before parsing the value.
+        name: "bf-reserve-nonscaling-check-order",
+        cite: "COMPAT §5.1 step 4 ([2.8.2] conflict checked before parsing)",
+        diverges: false,
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "BF.RESERVE"
+                && args[1..].iter().any(|a| a.eq_ignore_ascii_case(b"NONSCALING"))
+                && option_value(args, "EXPANSION").is_some_and(|v| redis_ll(v).is_none())
+                && err_is(rs, "ERR bad expansion")
+                && err_is(rf, "Nonscaling filters cannot expand")
+        },
+    },
+    Rule {
+        // 8.x: EXPANSION 0 creates a non-scaling filter; 2.8.2 rejects it.
+        name: "bf-reserve-expansion-0",
+        cite: "COMPAT §5.1 step 4; §9 'BF.RESERVE EXPANSION 0'",
+        diverges: true,
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "BF.RESERVE"
+                && option_value(args, "EXPANSION") == Some(b"0")
+                && (matches!(rs, Reply::Simple(s) if s == "OK") || err_is(rs, "ERR item exists") || is_wrongtype(rs))
+                && (err_is(rf, "ERR expansion should be greater or equal to 1")
+                    || err_is(rf, "Nonscaling filters cannot expand"))
+        },
+    },
+    Rule {
+        // 8.x bounds capacity by 2^30 and expansion by 32768; 2.8.2 accepts
+        // them (generated only for keys that exist, see `sanitize`).
+        name: "bf-reserve-upper-bounds",
+        cite: "COMPAT §5.1 steps 2 and 4; §9 'BF capacity upper bound'",
+        diverges: true,
+        applies: |args, rs, rf| {
+            if upper(&args[0]) != "BF.RESERVE" || !redis_double(&args[2]).is_some_and(|e| e > 0.0 && e < 1.0) {
+                return false;
+            }
+            // Capacity is checked at step 2 in 8.x, so 2.8.2 answers whatever
+            // its later steps (expansion, key) produce.
+            let capacity = err_is(rs, "ERR capacity must be in the range [1, 1073741824]")
+                && args.get(3).and_then(|c| redis_ll(c)).is_some_and(|c| c > ONE_GIB);
+            // Expansion is the last check before the key in both versions.
+            let expansion = err_is(rs, "ERR expansion must be in the range [0, 32768]")
+                && option_value(args, "EXPANSION").and_then(redis_ll).is_some_and(|x| x > 32768)
+                && (err_is(rf, "ERR item exists") || is_wrongtype(rf) || matches!(rf, Reply::Simple(s) if s == "OK"));
+            capacity || expansion
+        },
+    },
+    Rule {
+        // 8.x rejects out-of-range BF.INSERT options while parsing (`Bad
+        // error rate` / `Bad capacity` / `Bad expansion`, upper bounds
+        // included); 2.8.2 detects them only after the items check (`Bad
+        // argument received`, or an arity / unknown-argument / later parse
+        // error first) and has no upper bounds. The rule holds only when
+        // rsbloom's reply is exactly the first range error of the 8.x scan.
+        name: "bf-insert-range-errors",
+        cite: "COMPAT §5.3 ([2.8.2] paragraph); §9 'BF.INSERT range errors'",
+        diverges: true,
+        applies: |args, rs, _rf| {
+            upper(&args[0]) == "BF.INSERT"
+                && matches!(bf_insert_scan(args), BfInsertScan::Range(m) if err_is(rs, m))
+        },
+    },
+    Rule {
+        // 8.x: BF.INSERT EXPANSION 0 = non-scaling; 2.8.2: `Bad argument received`.
+        name: "bf-insert-expansion-0",
+        cite: "COMPAT §5.3 ('if expansion = 0 → non-scaling'); §9 'BF.INSERT range errors'",
+        diverges: true,
+        applies: |args, _rs, rf| {
+            upper(&args[0]) == "BF.INSERT"
+                && bf_insert_scan(args) == BfInsertScan::Ok { expansion: Some(0) }
+                && err_is(rf, "Bad argument received")
+        },
+    },
+    Rule {
+        // CF.RESERVE range errors reworded (2.8.2 → 8.x).
+        name: "cf-reserve-range-texts",
+        cite: "COMPAT §5.9 steps 3, 4 ([2.8.2] messages); §9 'CF.RESERVE range errors'",
+        diverges: false,
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "CF.RESERVE"
+                && [
+                    (
+                        "MAXITERATIONS: value must be in the range [1, 65535]",
+                        "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+                    ),
+                    (
+                        "BUCKETSIZE: value must be in the range [1, 255]",
+                        "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+                    ),
+                    (
+                        "EXPANSION: value must be in the range [0, 32768]",
+                        "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+                    ),
+                    (
+                        "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+                        "Capacity must be at least (BucketSize * 2)",
+                    ),
+                ]
+                .iter()
+                .any(|(a, b)| err_is(rs, a) && err_is(rf, b))
+        },
+    },
+    Rule {
+        // 8.x bounds CF.RESERVE capacity by 2^30; 2.8.2 does not (generated
+        // only for keys that exist, see `sanitize`).
+        name: "cf-reserve-capacity-upper-bound",
+        cite: "COMPAT §5.9 step 4 ([2.8.2] no upper bound); §9 'CF.RESERVE range errors'",
+        diverges: true,
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "CF.RESERVE"
+                && args.get(2).and_then(|c| redis_ll(c)).is_some_and(|c| c > ONE_GIB)
+                && err_is(rs, "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]")
+                && (err_is(rf, "ERR item exists") || is_wrongtype(rf) || matches!(rf, Reply::Simple(s) if s == "OK"))
+        },
+    },
+    Rule {
+        // CF.INSERT CAPACITY range error reworded; 8.x adds the 2^30 bound
+        // (over-bound values are generated only with NOCREATE).
+        name: "cf-insert-capacity",
+        cite: "COMPAT §5.11 ([2.8.2] capacity < 4 message, no upper bound); §9 'CF.INSERT CAPACITY error'",
+        diverges: true,
+        applies: |args, rs, rf| {
+            let cmd = upper(&args[0]);
+            (cmd == "CF.INSERT" || cmd == "CF.INSERTNX")
+                && err_is(rs, "Capacity must be in the range [cf-bucket-size * 2, 1073741824]")
+                && (err_is(rf, "Capacity must be at least (BucketSize * 2)")
+                    || insert_values(args, b'c', None)
+                        .iter()
+                        .any(|v| redis_ll(v).is_some_and(|c| c > ONE_GIB)))
+        },
+    },
+    Rule {
+        // RedisBloom (2.8.2 and 8.x) writes a chunk whose offset lies past
+        // the last sub-filter into the last sub-filter; rsbloom refuses it.
+        name: "cf-loadchunk-past-end",
+        cite: "COMPAT §6.5 LOADCHUNK step 4; §8.1 item 7",
+        diverges: true,
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "CF.LOADCHUNK"
+                && args.get(2).is_some_and(|p| p.as_slice() != b"1")
+                && err_is(rs, "Couldn't load chunk!")
+                && matches!(rf, Reply::Simple(s) if s == "OK")
+        },
+    },
+];
+
+// ---------------------------------------------------------------------------
+// Generators
+// ---------------------------------------------------------------------------
+
+struct Op {
+    args: Args,
+    /// Flush the batch right after this command (it may trigger a diverging
+    /// allowlist rule, after which the key is reset).
+    isolate: bool,
+    /// Always reset the key afterwards, counted under this rule.
+    reset: Option<&'static str>,
+}
+
+const BAD_INTS: &[&str] = &[
+    "1e",
+    "-0",
+    "+1",
+    " 1",
+    "1 ",
+    "0x10",
+    "99999999999999999999",
+    "inf",
+    "nan",
+    "",
+    "abc",
+    "1.5",
+    "01",
+    "1e3",
+    "-inf",
+    "9223372036854775808",
+    "-",
+];
+
+const BAD_DOUBLES: &[&str] = &[
+    "0", "1", "-0.1", "1.5", "inf", "-inf", "nan", "1e", "abc", "", " 0.1", "0.1 ", "1e-400",
+    "5e-324", "2", "1e400", "0x10", "-0",
+];
+
+struct Gen {
+    rng: SmallRng,
+    fam: Fam,
+    keys: Vec<Vec<u8>>,
+    pinned: Vec<u8>,
+    other: Vec<Vec<u8>>,
+    /// `(iterator, data, is_header)` seen in SCANDUMP replies of the stream.
+    chunks: Vec<(i64, Vec<u8>, bool)>,
+    /// Complete SCANDUMPs taken by the periodic checks.
+    dumps: Vec<Vec<(i64, Vec<u8>)>>,
+    queue: VecDeque<Op>,
+    universe: u32,
+}
+
+impl Gen {
+    fn new(fam: Fam, seed: u64) -> Gen {
+        let (keys, pinned, other): (&[&str], &str, &[&str]) = match fam {
+            Fam::Bf => (
+                &[
+                    "b0",
+                    "b1",
+                    "b2",
+                    "b3",
+                    "b4",
+                    "b5",
+                    "b6",
+                    "b7",
+                    "NONSCALING",
+                    "EXPANSION",
+                    "ITEMS",
+                    "CAPACITY",
+                ],
+                "bpin",
+                &["str", "cfkey"],
+            ),
+            Fam::Cf => (
+                &[
+                    "c0",
+                    "c1",
+                    "c2",
+                    "c3",
+                    "c4",
+                    "c5",
+                    "c6",
+                    "c7",
+                    "MAXITERATIONS",
+                    "BUCKETSIZE",
+                    "EXPANSION",
+                    "ITEMS",
+                ],
+                "cpin",
+                &["str", "bfkey"],
+            ),
+        };
+        Gen {
+            rng: SmallRng::seed_from_u64(seed),
+            fam,
+            keys: keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            pinned: pinned.as_bytes().to_vec(),
+            other: other.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            chunks: Vec::new(),
+            dumps: Vec::new(),
+            queue: VecDeque::new(),
+            universe: match fam {
+                Fam::Bf => 4000,
+                Fam::Cf => 400,
+            },
+        }
+    }
+
+    /// Commands that (re)create the fixed keys: the pinned filter of the
+    /// family and the keys of other types.
+    fn fixed_setup(&self, key: &[u8]) -> Vec<Args> {
+        let k = String::from_utf8_lossy(key).into_owned();
+        let create: Vec<&str> = match k.as_str() {
+            "bpin" => vec!["BF.RESERVE", "bpin", "0.01", "100"],
+            "cpin" => vec!["CF.RESERVE", "cpin", "100"],
+            "str" => vec!["SET", "str", "a string"],
+            "cfkey" => vec!["CF.RESERVE", "cfkey", "64"],
+            "bfkey" => vec!["BF.ADD", "bfkey", "x"],
+            _ => return vec![],
+        };
+        vec![sargs(&["DEL", &k]), sargs(&create)]
+    }
+
+    fn all_keys(&self) -> Vec<Vec<u8>> {
+        let mut v = self.keys.clone();
+        v.push(self.pinned.clone());
+        v.extend(self.other.iter().cloned());
+        v
+    }
+
+    fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
+        xs.choose(&mut self.rng).unwrap().clone()
+    }
+
+    fn chance(&mut self, percent: u32) -> bool {
+        self.rng.gen_range(0..100) < percent
+    }
+
+    fn key(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=84 => {
+                // Skewed towards the first keys so that some filters get
+                // many items (fill up, scale, grow) while others stay small.
+                let n = self.keys.len();
+                let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
+                self.keys[i].clone()
+            }
+            85..=89 => self.pinned.clone(),
+            _ => self.pick(&self.other.clone()),
+        }
+    }
+
+    fn cmd(&mut self, name: &str) -> Vec<u8> {
+        // Command names are case-insensitive; vary the case.
+        if self.chance(80) {
+            return name.as_bytes().to_vec();
+        }
+        name.bytes()
+            .map(|b| {
+                if self.rng.gen() {
+                    b.to_ascii_lowercase()
+                } else {
+                    b
+                }
+            })
+            .collect()
+    }
+
+    fn item(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=71 => format!("i{}", self.rng.gen_range(0..self.universe)).into_bytes(),
+            72..=85 => {
+                let n = self.rng.gen_range(1..16);
+                (0..n).map(|_| self.rng.gen()).collect()
+            }
+            86..=90 => Vec::new(),
+            91..=95 => self
+                .pick(&[
+                    "ITEMS",
+                    "NOCREATE",
+                    "n",
+                    "CAPACITY",
+                    "EXPANSION",
+                    "NONSCALING",
+                    "0",
+                    "-1",
+                ])
+                .as_bytes()
+                .to_vec(),
+            _ => {
+                let n = self.rng.gen_range(100..2000);
+                (0..n).map(|_| self.rng.gen()).collect()
+            }
+        }
+    }
+
+    fn items(&mut self, max: usize) -> Vec<Vec<u8>> {
+        let n = self.rng.gen_range(1..=max);
+        (0..n).map(|_| self.item()).collect()
+    }
+
+    fn bad_int(&mut self) -> Vec<u8> {
+        self.pick(BAD_INTS).as_bytes().to_vec()
+    }
+
+    fn s(&mut self, xs: &[&str]) -> Vec<u8> {
+        self.pick(xs).as_bytes().to_vec()
+    }
+
+    fn error_rate(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=74 => self.s(&[
+                "0.01", "0.001", "0.1", "0.05", "0.2", "0.25", "1e-3", "0.0001", "0x1p-7",
+                "0.5e-1", ".01", "+0.01", "1e-30",
+            ]),
+            75..=81 => self.s(&["0.3", "0.5", "0.99", "0.9999"]),
+            _ => self.s(BAD_DOUBLES),
+        }
+    }
+
+    fn int_in(&mut self, lo: i64, hi: i64) -> Vec<u8> {
+        self.rng.gen_range(lo..=hi).to_string().into_bytes()
+    }
+
+    fn bf_capacity(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=69 => self.int_in(1, 200),
+            70..=79 => self.int_in(200, 5000),
+            80..=82 => self.s(&["100000", "1073741824"]),
+            83..=87 => self.s(&[
+                "0",
+                "-1",
+                "1073741825",
+                "9223372036854775807",
+                "-9223372036854775808",
+            ]),
+            _ => self.bad_int(),
+        }
+    }
+
+    fn bf_expansion(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=79 => self.s(&["1", "2", "3", "4", "2", "16"]),
+            80..=87 => b"0".to_vec(),
+            88..=91 => self.s(&["-1", "32768", "32769", "9223372036854775807"]),
+            _ => self.bad_int(),
+        }
+    }
+
+    /// A SCANDUMP iterator / position.
+    fn position(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=29 => b"0".to_vec(),
+            30..=49 => b"1".to_vec(),
+            50..=74 => self.int_in(-3, 300),
+            75..=89 if !self.chunks.is_empty() => {
+                let (it, _, _) = self.pick(&self.chunks.clone());
+                (it + self.rng.gen_range(-2..=2)).to_string().into_bytes()
+            }
+            _ => self.s(&[
+                "abc",
+                "",
+                "1e",
+                "-0",
+                "+1",
+                "99999999999999999999",
+                "9223372036854775807",
+                "-9223372036854775808",
+            ]),
+        }
+    }
+
+    fn next_op(&mut self) -> Op {
+        if let Some(op) = self.queue.pop_front() {
+            return op;
+        }
+        let args = match self.fam {
+            Fam::Bf => self.bf_args(),
+            Fam::Cf => self.cf_args(),
+        };
+        self.finish(args)
+    }
+
+    /// Often deletes a key before (re)creating it, so creation commands
+    /// actually create filters (queued after the DEL).
+    fn maybe_fresh(&mut self, key: Vec<u8>, args: Args) -> Args {
+        let args = self.mangle_arity(args);
+        if self.keys.contains(&key) && self.chance(20) {
+            let op = self.finish(args);
+            self.queue.push_back(op);
+            return vec![b"DEL".to_vec(), key];
+        }
+        args
+    }
+
+    fn mangle_arity(&mut self, mut args: Args) -> Args {
+        if self.chance(3) {
+            if self.rng.gen() && args.len() > 1 {
+                let n = self.rng.gen_range(1..args.len());
+                args.truncate(n);
+            } else {
+                for _ in 0..self.rng.gen_range(1..3) {
+                    let extra = self.item();
+                    args.push(extra);
+                }
+            }
+        }
+        args
+    }
+
+    fn bf_args(&mut self) -> Args {
+        let key = self.key();
+        let w = self.rng.gen_range(0..100);
+        let mut args = match w {
+            0..=15 => vec![self.cmd("BF.ADD"), key, self.item()],
+            16..=25 => {
+                let mut a = vec![self.cmd("BF.MADD"), key];
+                a.extend(self.items(10));
+                a
+            }
+            26..=39 => self.bf_insert(key),
+            40..=45 => vec![self.cmd("BF.EXISTS"), key, self.item()],
+            46..=53 => {
+                let mut a = vec![self.cmd("BF.MEXISTS"), key];
+                a.extend(self.items(12));
+                a
+            }
+            54..=63 => {
+                let a = self.bf_reserve(key.clone());
+                return self.maybe_fresh(key, a);
+            }
+            64..=69 => {
+                let mut a = vec![self.cmd("BF.INFO"), key];
+                if self.chance(60) {
+                    let f = self.s(&[
+                        "CAPACITY",
+                        "SIZE",
+                        "FILTERS",
+                        "ITEMS",
+                        "EXPANSION",
+                        "capacity",
+                        "Items",
+                        "foo",
+                        "",
+                        "CAPACITYX",
+                    ]);
+                    a.push(f);
+                }
+                a
+            }
+            70..=72 => vec![self.cmd("BF.CARD"), key],
+            73..=76 => vec![self.cmd("BF.DEBUG"), key],
+            77..=83 => vec![self.cmd("BF.SCANDUMP"), key, self.position()],
+            84..=96 => return self.loadchunk(key),
+            97 => {
+                // Burst: many items at once (scaling chains, full non-scaling filters).
+                let name = if self.rng.gen() {
+                    "BF.MADD"
+                } else {
+                    "BF.MEXISTS"
+                };
+                let mut a = vec![self.cmd(name), key];
+                let n = self.rng.gen_range(50..300);
+                a.extend(
+                    (0..n)
+                        .map(|_| format!("i{}", self.rng.gen_range(0..self.universe)).into_bytes()),
+                );
+                a
+            }
+            _ => vec![b"DEL".to_vec(), self.pick(&self.keys.clone())],
+        };
+        args = self.mangle_arity(args);
+        args
+    }
+
+    fn bf_reserve(&mut self, key: Vec<u8>) -> Args {
+        let mut a = vec![
+            self.cmd("BF.RESERVE"),
+            key,
+            self.error_rate(),
+            self.bf_capacity(),
+        ];
+        for _ in 0..self.rng.gen_range(0..=3) {
+            match self.rng.gen_range(0..10) {
+                0..=4 => {
+                    let w = self.s(&["EXPANSION", "expansion", "Expansion"]);
+                    a.push(w);
+                    let v = self.bf_expansion();
+                    a.push(v);
+                }
+                5..=7 => {
+                    let w = self.s(&["NONSCALING", "nonscaling"]);
+                    a.push(w)
+                }
+                8 => a.push(b"EXPANSION".to_vec()),
+                _ => a.push(b"foo".to_vec()),
+            }
+        }
+        a
+    }
+
+    fn bf_insert(&mut self, key: Vec<u8>) -> Args {
+        let mut a = vec![self.cmd("BF.INSERT"), key];
+        for _ in 0..self.rng.gen_range(0..=4) {
+            match self.rng.gen_range(0..20) {
+                0..=3 => {
+                    let w = self.s(&["CAPACITY", "c", "Cap", "capacity"]);
+                    a.push(w);
+                    let v = self.bf_capacity();
+                    a.push(v);
+                }
+                4..=7 => {
+                    let w = self.s(&["ERROR", "er", "Err", "error"]);
+                    a.push(w);
+                    let v = self.error_rate();
+                    a.push(v);
+                }
+                8..=11 => {
+                    let w = self.s(&["EXPANSION", "e", "Exp", "ex"]);
+                    a.push(w);
+                    let v = self.bf_expansion();
+                    a.push(v);
+                }
+                12..=13 => {
+                    let w = self.s(&["NOCREATE", "noc", "NXC", "nOcReAtE"]);
+                    a.push(w)
+                }
+                14..=17 => {
+                    let w = self.s(&["NONSCALING", "no", "nx", "nonscaling"]);
+                    a.push(w)
+                }
+                _ => {
+                    let w = self.s(&["foo", "x", "", "zz", "ITEMSX"]);
+                    a.push(w)
+                }
+            }
+        }
+        if self.chance(96) {
+            let m = self.s(&["ITEMS", "ITEMS", "i", "iTeMz", "items"]);
+            a.push(m);
+            if self.chance(95) {
+                a.extend(self.items(10));
+            }
+        }
+        a
+    }
+
+    fn cf_capacity(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=59 => self.int_in(4, 24),
+            60..=74 => self.int_in(24, 2000),
+            75..=81 => self.s(&["1", "2", "3", "0", "-1", "5", "8"]),
+            82..=85 => self.s(&["1073741825", "9223372036854775807", "1073741824"]),
+            _ => self.bad_int(),
+        }
+    }
+
+    fn cf_reserve(&mut self, key: Vec<u8>) -> Args {
+        let mut a = vec![self.cmd("CF.RESERVE"), key, self.cf_capacity()];
+        for _ in 0..self.rng.gen_range(0..=3) {
+            let (w, v) = match self.rng.gen_range(0..10) {
+                0..=2 => (
+                    self.s(&["BUCKETSIZE", "bucketsize"]),
+                    match self.rng.gen_range(0..10) {
+                        0..=6 => self.s(&["1", "2", "4", "1", "2", "4", "3"]),
+                        7 => self.s(&["8", "255"]),
+                        8 => self.s(&["0", "256", "-1"]),
+                        _ => self.bad_int(),
+                    },
+                ),
+                3..=5 => (
+                    self.s(&["MAXITERATIONS", "maxiterations"]),
+                    match self.rng.gen_range(0..10) {
+                        0..=6 => self.int_in(1, 30),
+                        7 => self.s(&["65535", "500"]),
+                        8 => self.s(&["0", "65536", "-1"]),
+                        _ => self.bad_int(),
+                    },
+                ),
+                6..=8 => (
+                    self.s(&["EXPANSION", "expansion"]),
+                    match self.rng.gen_range(0..10) {
+                        0..=7 => self.s(&["0", "1", "2", "3", "0", "1", "2", "4"]),
+                        8 => self.s(&["-1", "32769", "40000"]),
+                        _ => self.bad_int(),
+                    },
+                ),
+                _ => (self.s(&["foo", "x"]), self.s(&["bar", "1"])),
+            };
+            a.push(w);
+            a.push(v);
+        }
+        a
+    }
+
+    fn cf_insert(&mut self, key: Vec<u8>, nx: bool) -> Args {
+        let name = if nx { "CF.INSERTNX" } else { "CF.INSERT" };
+        let mut a = vec![self.cmd(name), key];
+        for _ in 0..self.rng.gen_range(0..=3) {
+            match self.rng.gen_range(0..10) {
+                0..=4 => {
+                    let w = self.s(&["CAPACITY", "c", "cap"]);
+                    a.push(w);
+                    let v = match self.rng.gen_range(0..10) {
+                        0..=6 => self.int_in(4, 200),
+                        7 => self.s(&["0", "3", "-1", "1073741825"]),
+                        _ => self.bad_int(),
+                    };
+                    a.push(v);
+                }
+                5..=7 => {
+                    let w = self.s(&["NOCREATE", "n", "nx"]);
+                    a.push(w)
+                }
+                _ => {
+                    let w = self.s(&["foo", "x", ""]);
+                    a.push(w)
+                }
+            }
+        }
+        if self.chance(96) {
+            let m = self.s(&["ITEMS", "ITEMS", "i", "iTeMz"]);
+            a.push(m);
+            if self.chance(95) {
+                a.extend(self.items(12));
+            }
+        }
+        a
+    }
+
+    fn cf_args(&mut self) -> Args {
+        let key = self.key();
+        let w = self.rng.gen_range(0..100);
+        let args = match w {
+            0..=11 => vec![self.cmd("CF.ADD"), key, self.item()],
+            12..=18 => vec![self.cmd("CF.ADDNX"), key, self.item()],
+            19..=27 => self.cf_insert(key, false),
+            28..=34 => self.cf_insert(key, true),
+            35..=39 => vec![self.cmd("CF.EXISTS"), key, self.item()],
+            40..=44 => {
+                let mut a = vec![self.cmd("CF.MEXISTS"), key];
+                a.extend(self.items(12));
+                a
+            }
+            45..=50 => vec![self.cmd("CF.COUNT"), key, self.item()],
+            51..=61 => vec![self.cmd("CF.DEL"), key, self.item()],
+            62..=64 => vec![self.cmd("CF.COMPACT"), key],
+            65..=72 => {
+                let a = self.cf_reserve(key.clone());
+                return self.maybe_fresh(key, a);
+            }
+            73..=76 => vec![self.cmd("CF.INFO"), key],
+            77..=79 => vec![self.cmd("CF.DEBUG"), key],
+            80..=85 => vec![self.cmd("CF.SCANDUMP"), key, self.position()],
+            86..=96 => return self.loadchunk(key),
+            97 => {
+                // Burst: many items at once (kick-outs, growth, `Filter is
+                // full`, `Maximum expansions reached`).
+                let name = self.pick(&["CF.INSERT", "CF.INSERTNX", "CF.MEXISTS"]);
+                let mut a = vec![self.cmd(name), key];
+                if name != "CF.MEXISTS" {
+                    a.push(b"ITEMS".to_vec());
+                }
+                let n = self.rng.gen_range(30..200);
+                a.extend(
+                    (0..n)
+                        .map(|_| format!("i{}", self.rng.gen_range(0..self.universe)).into_bytes()),
+                );
+                a
+            }
+            _ => vec![b"DEL".to_vec(), self.pick(&self.keys.clone())],
+        };
+        self.mangle_arity(args)
+    }
+
+    /// LOADCHUNK from the stream's own SCANDUMPs: verbatim, corrupted, or a
+    /// whole replay of a complete dump onto a freshly deleted key.
+    fn loadchunk(&mut self, key: Vec<u8>) -> Args {
+        let name = self.cmd(&format!("{}.LOADCHUNK", self.fam.prefix()));
+        if self.chance(8) && !self.dumps.is_empty() {
+            // Full replay (queued; the first command is returned now).
+            let dump = self.pick(&self.dumps.clone());
+            let target = self.pick(&self.keys.clone());
+            for (it, data) in dump {
+                let a = vec![
+                    name.clone(),
+                    target.clone(),
+                    it.to_string().into_bytes(),
+                    data,
+                ];
+                let op = self.finish(a);
+                self.queue.push_back(op);
+            }
+            return vec![b"DEL".to_vec(), target];
+        }
+        if self.chunks.is_empty() || self.chance(8) {
+            let p = self.position();
+            let d = self.item();
+            return vec![name, key, p, d];
+        }
+        let (mut it, mut data, header) = self.pick(&self.chunks.clone());
+        let key = if header && self.chance(70) {
+            self.pick(&self.keys.clone())
+        } else {
+            key
+        };
+        match self.rng.gen_range(0..100) {
+            0..=59 => {}
+            60..=71 if !data.is_empty() => {
+                if header {
+                    // Only length changes: field corruption of genuine
+                    // headers can crash 2.8.2 (COMPAT §8.1 items 4, 5, 8, 10, 11).
+                    if self.rng.gen() {
+                        let n = self.rng.gen_range(0..data.len());
+                        data.truncate(n);
+                    } else {
+                        data.push(self.rng.gen());
+                    }
+                } else {
+                    let i = self.rng.gen_range(0..data.len());
+                    data[i] ^= 1 << self.rng.gen_range(0..8);
+                }
+            }
+            72..=79 if header && self.fam == Fam::Cf && data.len() == 38 => {
+                // Header fields both versions reject.
+                match self.rng.gen_range(0..4) {
+                    0 => data[32..34].copy_from_slice(&0u16.to_le_bytes()),
+                    1 => data[8..16].copy_from_slice(&3u64.to_le_bytes()),
+                    2 => data[24..32].copy_from_slice(&0u64.to_le_bytes()),
+                    _ => data[34..36].copy_from_slice(&0u16.to_le_bytes()),
+                }
+            }
+            80..=91 => it += self.rng.gen_range(-40..=40),
+            92..=95 => {
+                let n = self.rng.gen_range(0..=data.len());
+                data.truncate(n);
+            }
+            _ => it = self.rng.gen_range(-2..400),
+        }
+        vec![name, key, it.to_string().into_bytes(), data]
+    }
+
+    /// Safety rules (inputs that would make the reference allocate gigabytes
+    /// or crash are redirected) and isolation flags.
+    fn finish(&mut self, mut args: Args) -> Op {
+        let cmd = upper(&args[0]);
+        let mut isolate = false;
+        let mut reset = None;
+        let big = |v: &[u8], lim: i64| redis_ll(v).is_some_and(|x| x > lim);
+        match cmd.as_str() {
+            "BF.RESERVE" if args.len() >= 4 => {
+                // Huge capacity / expansion only for the pinned (existing) key.
+                let exp_big = option_value(&args, "EXPANSION").is_some_and(|v| big(v, 16));
+                if big(&args[3], 200_000) || exp_big {
+                    args[1] = self.pinned.clone();
+                }
+                let exp = option_value(&args, "EXPANSION").map(|v| v.to_vec());
+                if big(&args[3], ONE_GIB)
+                    || exp.as_deref().is_some_and(|v| v == b"0" || big(v, 32768))
+                {
+                    isolate = true;
+                }
+                if redis_double(&args[2]).is_some_and(|e| e > 0.25 && e < 1.0) {
+                    reset = Some(ERROR_RATE_CAP);
+                }
+            }
+            "BF.INSERT" => {
+                // 1–2 character `n` tokens read past the argument in
+                // RedisBloom (COMPAT §8.1 item 13); 1-character ones are
+                // not deterministic there.
+                for i in insert_options(&args) {
+                    if args[i].eq_ignore_ascii_case(b"n") {
+                        args[i] = b"nx".to_vec();
+                    }
+                }
+                // A capped error rate (COMPAT §9) changes the created filter and
+                // so the replies of this very command (false positives): such
+                // error rates only go with NOCREATE.
+                let capped = insert_values(&args, b'e', Some(true))
+                    .iter()
+                    .any(|v| redis_double(v).is_some_and(|e| e > 0.25 && e < 1.0));
+                let risky = capped
+                    || insert_values(&args, b'c', None)
+                        .iter()
+                        .any(|v| big(v, 200_000))
+                    || insert_values(&args, b'e', Some(false))
+                        .iter()
+                        .any(|v| big(v, 16));
+                if risky && !has_nocreate_token(&args, true) {
+                    args.insert(2, b"NOCREATE".to_vec());
+                }
+                match bf_insert_scan(&args) {
+                    BfInsertScan::Range(_) | BfInsertScan::Ok { expansion: Some(0) } => {
+                        isolate = true
+                    }
+                    _ => {}
+                }
+                if insert_values(&args, b'c', None)
+                    .iter()
+                    .any(|v| big(v, ONE_GIB))
+                    || insert_values(&args, b'e', Some(false))
+                        .iter()
+                        .any(|v| big(v, 32768))
+                {
+                    isolate = true;
+                }
+            }
+            "CF.RESERVE" => {
+                // An option word as the last argument crashes RedisBloom
+                // (COMPAT §8.1 item 1).
+                let n = args.len();
+                if n >= 5 && n % 2 == 1 {
+                    let last = upper(&args[n - 1]);
+                    if ["MAXITERATIONS", "BUCKETSIZE", "EXPANSION"].contains(&last.as_str()) {
+                        args[n - 1] = b"x".to_vec();
+                    }
+                }
+                let exp_big = option_value(&args, "EXPANSION").is_some_and(|v| big(v, 4));
+                if args.len() >= 3 && (big(&args[2], 100_000) || exp_big) {
+                    args[1] = self.pinned.clone();
+                }
+                if args.len() >= 3 && big(&args[2], ONE_GIB) {
+                    isolate = true;
+                }
+            }
+            "CF.INSERT" | "CF.INSERTNX" => {
+                let caps = insert_values(&args, b'c', None);
+                if caps.iter().any(|v| big(v, 100_000)) && !has_nocreate_token(&args, false) {
+                    args.insert(2, b"NOCREATE".to_vec());
+                }
+                if caps
+                    .iter()
+                    .any(|v| redis_ll(v).map_or(true, |c| !(4..=ONE_GIB).contains(&c)))
+                {
+                    isolate = true;
+                }
+            }
+            "CF.LOADCHUNK" => isolate = true,
+            _ => {}
+        }
+        if reset.is_some() {
+            isolate = true;
+        }
+        Op {
+            args,
+            isolate,
+            reset,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The runner
+// ---------------------------------------------------------------------------
+
+#[derive(Default)]
+struct Stats {
+    compared: usize,
+    identical: usize,
+    allowed: BTreeMap<&'static str, usize>,
+    resets: BTreeMap<&'static str, usize>,
+    mismatches: usize,
+    full_checks: usize,
+    keys_checked: usize,
+    chunks_checked: usize,
+    resp3_batches: usize,
+    batches: usize,
+    errors: usize,
+    /// Reference reply outcomes per command (coverage of the stream).
+    outcomes: BTreeMap<String, usize>,
+}
+
+/// Short description of a reply for the coverage table: error texts (also
+/// errors embedded in arrays), otherwise the reply kind.
+fn outcome_keys(r: &Reply) -> Vec<String> {
+    match r {
+        Reply::Error(e) => vec![format!("-{}", e.chars().take(60).collect::<String>())],
+        Reply::Array(v) => {
+            let mut out: Vec<String> = v
+                .iter()
+                .filter_map(|x| match x {
+                    Reply::Error(e) => Some(format!("[-{e}]")),
+                    Reply::Int(-1) => Some("[-1]".into()),
+                    Reply::Bool(false) => Some("[#f]".into()),
+                    _ => None,
+                })
+                .collect();
+            out.sort();
+            out.dedup();
+            if out.is_empty() {
+                out.push("array".into());
+            }
+            out
+        }
+        Reply::Map(_) => vec!["map".into()],
+        Reply::Int(n) if !(-1..=1).contains(n) => vec![":n".into()],
+        other => vec![format!("{:?}", other).chars().take(12).collect()],
+    }
+}
+
+struct Runner {
+    fam: Fam,
+    seed: u64,
+    rs: Side,
+    rf: Side,
+    gen: Gen,
+    stats: Stats,
+    history: HashMap<Vec<u8>, VecDeque<(Args, Reply, Reply)>>,
+    log: Vec<String>,
+}
+
+impl Runner {
+    fn new(fam: Fam, seed: u64) -> Runner {
+        let rs = Side::start(subject_module());
+        let rf = Side::start(Module::Reference);
+        let mut r = Runner {
+            fam,
+            seed,
+            rs,
+            rf,
+            gen: Gen::new(fam, seed),
+            stats: Stats::default(),
+            history: HashMap::new(),
+            log: Vec::new(),
+        };
+        let fixed: Vec<Vec<u8>> = std::iter::once(r.gen.pinned.clone())
+            .chain(r.gen.other.iter().cloned())
+            .collect();
+        for k in fixed {
+            r.setup_fixed(&k);
+        }
+        r
+    }
+
+    fn setup_fixed(&mut self, key: &[u8]) {
+        for c in self.gen.fixed_setup(key) {
+            let a = self.rs.cmd(&c);
+            let b = self.rf.cmd(&c);
+            assert_eq!(a, b, "fixed key setup {} differs", show_args(&c));
+        }
+    }
+
+    fn reset_key(&mut self, key: &[u8]) {
+        let del = vec![b"DEL".to_vec(), key.to_vec()];
+        self.rs.cmd(&del);
+        self.rf.cmd(&del);
+        self.history.remove(key);
+        self.setup_fixed(key);
+    }
+
+    fn flush(&mut self, batch: &mut Vec<Op>) {
+        if batch.is_empty() {
+            return;
+        }
+        let resp3 = self.gen.chance(30);
+        self.stats.batches += 1;
+        if resp3 {
+            self.stats.resp3_batches += 1;
+        }
+        let cmds: Vec<Args> = batch.iter().map(|o| o.args.clone()).collect();
+        let (ra, rb) = pipeline2(self.rs.conn(resp3), self.rf.conn(resp3), &cmds);
+        let mut resets: Vec<(Vec<u8>, Option<&'static str>)> = Vec::new();
+        for ((op, a), b) in batch.iter().zip(ra).zip(rb) {
+            self.stats.compared += 1;
+            let key = op.args.get(1).cloned().unwrap_or_default();
+            if b.is_error() {
+                self.stats.errors += 1;
+            }
+            let cmd = upper(&op.args[0]);
+            for o in outcome_keys(&b) {
+                *self.stats.outcomes.entry(format!("{cmd} {o}")).or_default() += 1;
+            }
+            // Remember SCANDUMP chunks for later LOADCHUNKs.
+            if upper(&op.args[0]).ends_with(".SCANDUMP") && a == b {
+                if let Reply::Array(v) = &b {
+                    if let [Reply::Int(it), Reply::Bulk(d)] = v.as_slice() {
+                        if *it != 0 {
+                            let header = op.args.get(2).is_some_and(|p| p.as_slice() == b"0");
+                            let entry = (*it, d.clone(), header);
+                            if self.gen.chunks.len() < 400 {
+                                self.gen.chunks.push(entry);
+                            } else {
+                                let i = self.gen.rng.gen_range(0..400);
+                                self.gen.chunks[i] = entry;
+                            }
+                        }
+                    }
+                }
+            }
+            let h = self.history.entry(key.clone()).or_default();
+            h.push_back((op.args.clone(), a.clone(), b.clone()));
+            if h.len() > HISTORY {
+                h.pop_front();
+            }
+            if op.args[0].eq_ignore_ascii_case(b"DEL") && a == b {
+                // A fresh key starts a fresh history.
+                let last = h.pop_back().unwrap();
+                h.clear();
+                h.push_back(last);
+            }
+            if a == b {
+                self.stats.identical += 1;
+                if let Some(rule) = op.reset {
+                    resets.push((key, Some(rule)));
+                }
+                continue;
+            }
+            if let Some(rule) = RULES.iter().find(|r| (r.applies)(&op.args, &a, &b)) {
+                *self.stats.allowed.entry(rule.name).or_default() += 1;
+                // A top-level error reply leaves a key unchanged, so only a
+                // rule whose pair includes a success can leave diverged states.
+                if (rule.diverges && !(a.is_error() && b.is_error())) || op.reset.is_some() {
+                    resets.push((key, Some(op.reset.unwrap_or(rule.name))));
+                }
+                continue;
+            }
+            self.mismatch(&op.args, &a, &b, resp3);
+            resets.push((key, None));
+        }
+        batch.clear();
+        for (key, rule) in resets {
+            if let Some(rule) = rule {
+                *self.stats.resets.entry(rule).or_default() += 1;
+            }
+            self.reset_key(&key);
+        }
+    }
+
+    fn mismatch(&mut self, args: &[Vec<u8>], a: &Reply, b: &Reply, resp3: bool) {
+        self.stats.mismatches += 1;
+        let key = args.get(1).cloned().unwrap_or_default();
+        let mut text = format!(
+            "MISMATCH #{} ({:?}, seed {}, {}):\n  command:   {}\n  rsbloom:   {}\n  reference: {}\n  history of key {:?} since it was last deleted (oldest first, reference replies):\n",
+            self.stats.mismatches,
+            self.fam,
+            self.seed,
+            if resp3 { "RESP3" } else { "RESP2" },
+            show_args(args),
+            show_reply(a),
+            show_reply(b),
+            String::from_utf8_lossy(&key),
+        );
+        if let Some(h) = self.history.get(&key) {
+            let skip = h.len().saturating_sub(25);
+            if skip > 0 {
+                text += &format!("    … {skip} earlier commands\n");
+            }
+            for (args, _, rb) in h.iter().skip(skip) {
+                text += &format!("    {}  →  {}\n", show_args(args), show_reply(rb));
+            }
+        }
+        if self.stats.mismatches <= MAX_PRINTED_MISMATCHES {
+            eprintln!("{text}");
+        }
+        self.log.push(text);
+    }
+
+    /// Full SCANDUMP and DUMP of every key on both sides must be identical.
+    fn full_check(&mut self) {
+        self.stats.full_checks += 1;
+        let prefix = self.fam.prefix();
+        for key in self.gen.all_keys() {
+            self.stats.keys_checked += 1;
+            let a = scandump(self.rs.conn(false), prefix, &key);
+            let b = scandump(self.rf.conn(false), prefix, &key);
+            let dump = vec![b"DUMP".to_vec(), key.clone()];
+            let da = self.rs.cmd(&dump);
+            let db = self.rf.cmd(&dump);
+            if a != b || da != db {
+                let show = |r: &Result<Vec<(i64, Vec<u8>)>, Reply>| match r {
+                    Ok(v) => format!(
+                        "{} chunks, iterators {:?}",
+                        v.len(),
+                        v.iter().map(|c| c.0).collect::<Vec<_>>()
+                    ),
+                    Err(e) => show_reply(e),
+                };
+                let args = vec![
+                    format!("{prefix}.SCANDUMP/DUMP (full)").into_bytes(),
+                    key.clone(),
+                ];
+                let ra = Reply::Simple(format!("{} / dump {}", show(&a), show_reply(&da)));
+                let rb = Reply::Simple(format!("{} / dump {}", show(&b), show_reply(&db)));
+                self.mismatch(&args, &ra, &rb, false);
+                self.reset_key(&key);
+                continue;
+            }
+            if let Ok(pairs) = b {
+                self.stats.chunks_checked += pairs.len();
+                if !pairs.is_empty() && pairs.iter().map(|p| p.1.len()).sum::<usize>() < 4 << 20 {
+                    if self.gen.dumps.len() < 30 {
+                        self.gen.dumps.push(pairs);
+                    } else {
+                        let i = self.gen.rng.gen_range(0..30);
+                        self.gen.dumps[i] = pairs;
+                    }
+                }
+            }
+        }
+    }
+
+    fn run(&mut self, n: usize) {
+        let mut batch = Vec::with_capacity(BATCH);
+        for i in 0..n {
+            let op = self.gen.next_op();
+            let isolate = op.isolate;
+            batch.push(op);
+            if isolate || batch.len() >= BATCH {
+                self.flush(&mut batch);
+            }
+            if (i + 1) % CHECK_EVERY == 0 {
+                self.flush(&mut batch);
+                self.full_check();
+            }
+        }
+        self.flush(&mut batch);
+        self.full_check();
+    }
+
+    fn summary(&self, elapsed: f64) -> String {
+        let s = &self.stats;
+        let mut out = format!(
+            "=== differential {:?}: seed {} ({}) ===\n  commands compared: {} ({} identical replies, {} error replies from the reference) in {} batches ({} RESP3) in {:.1}s\n  full SCANDUMP+DUMP checks: {} rounds, {} keys, {} chunks\n",
+            self.fam,
+            self.seed,
+            if subject_module() == Module::Reference { "REFERENCE vs REFERENCE" } else { "rsbloom vs reference" },
+            s.compared,
+            s.identical,
+            s.errors,
+            s.batches,
+            s.resp3_batches,
+            elapsed,
+            s.full_checks,
+            s.keys_checked,
+            s.chunks_checked,
+        );
+        out += "  allowlisted differences:\n";
+        for r in RULES {
+            let n = s.allowed.get(r.name).copied().unwrap_or(0);
+            out += &format!("    {:<36} {:>7}   ({})\n", r.name, n, r.cite);
+        }
+        out += "  keys reset after a diverging difference:\n";
+        for (name, n) in &s.resets {
+            out += &format!("    {name:<36} {n:>7}\n");
+        }
+        if std::env::var("RSBLOOM_DIFF_COVERAGE").is_ok() {
+            out += "  reference reply outcomes:\n";
+            for (k, n) in &s.outcomes {
+                out += &format!("    {n:>7}  {k}\n");
+            }
+        }
+        out += &format!("  MISMATCHES: {}\n", s.mismatches);
+        out
+    }
+}
+
+fn run_family(fam: Fam) {
+    let seed = seed();
+    let n = ops_per_family();
+    eprintln!(
+        "differential {fam:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
+    );
+    let start = Instant::now();
+    let mut r = Runner::new(fam, seed);
+    r.run(n);
+    let summary = r.summary(start.elapsed().as_secs_f64());
+    eprintln!("{summary}");
+    if r.stats.mismatches > 0 {
+        let path = std::env::temp_dir().join(format!("rsbloom-diff-{fam:?}-{seed}.log"));
+        let _ = std::fs::write(&path, r.log.join("\n"));
+        eprintln!("all mismatches written to {}", path.display());
+    }
+    assert!(
+        r.stats.compared >= n,
+        "fewer commands compared than generated"
+    );
+    assert_eq!(
+        r.stats.mismatches, 0,
+        "{fam:?}: {} mismatches (seed {seed})",
+        r.stats.mismatches
+    );
+}
+
+#[test]
+fn bf_random_stream_matches_reference() {
+    run_family(Fam::Bf);
+}
+
+#[test]
+fn cf_random_stream_matches_reference() {
+    run_family(Fam::Cf);
+}
+
+/// The allowlist must not hide an ordinary difference: a reply pair that no
+/// rule describes is rejected, and each rule accepts its documented pair.
+#[test]
+fn allowlist_rules_are_narrow() {
+    let find = |args: &[&str], rs: Reply, rf: Reply| {
+        RULES
+            .iter()
+            .find(|r| (r.applies)(&sargs(args), &rs, &rf))
+            .map(|r| r.name)
+    };
+    let e = |s: &str| Reply::Error(s.into());
+    assert_eq!(
+        find(
+            &["BF.RESERVE", "k", "2", "10"],
+            e("ERR error rate must be in the range (0.000000, 1.000000)"),
+            e("ERR (0 < error rate range < 1) ")
+        ),
+        Some("bf-reserve-range-texts")
+    );
+    assert_eq!(
+        find(
+            &["BF.RESERVE", "k", "0.01", "10", "EXPANSION", "0"],
+            ok(),
+            e("ERR expansion should be greater or equal to 1")
+        ),
+        Some("bf-reserve-expansion-0")
+    );
+    // EXPANSION 0 does not excuse any other reply pair.
+    assert_eq!(
+        find(
+            &["BF.RESERVE", "k", "0.01", "10", "EXPANSION", "0"],
+            ok(),
+            e("ERR bad error rate")
+        ),
+        None
+    );
+    assert_eq!(
+        find(
+            &["BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"],
+            e("Bad capacity"),
+            e("Bad argument received")
+        ),
+        Some("bf-insert-range-errors")
+    );
+    // A parse error is not a range error: rsbloom must answer like 2.8.2.
+    assert_eq!(
+        find(
+            &["BF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a"],
+            e("Bad capacity"),
+            e("Bad argument received")
+        ),
+        None
+    );
+    // The first failing option decides the 8.x reply.
+    assert_eq!(
+        find(
+            &["BF.INSERT", "k", "foo", "CAPACITY", "0", "ITEMS", "a"],
+            e("Bad capacity"),
+            e("Unknown argument received")
+        ),
+        None
+    );
+    assert_eq!(
+        find(
+            &["CF.LOADCHUNK", "k", "203", "dd"],
+            e("Couldn't load chunk!"),
+            ok()
+        ),
+        Some("cf-loadchunk-past-end")
+    );
+    assert_eq!(find(&["CF.ADD", "k", "a"], int(1), int(0)), None);
+    assert_eq!(
+        find(
+            &["BF.ADD", "k", "a"],
+            e("ERR could not create filter"),
+            e("ERR Could not create filter")
+        ),
+        None
+    );
+    assert_eq!(redis_ll(b"-0"), None);
+    assert_eq!(redis_ll(b"01"), None);
+    assert_eq!(redis_ll(b"+1"), None);
+    assert_eq!(redis_ll(b"-12"), Some(-12));
+    assert_eq!(redis_double(b"0x1p-7"), Some(0.0078125));
+    assert_eq!(redis_double(b"1e-400"), None);
+    assert_eq!(redis_double(b"nan"), None);
+    assert_eq!(redis_double(b" 1"), None);
+}
