@@ -5,7 +5,7 @@ CARGO ?= cargo
 MODULE := target/release/librsbloom.so
 export RSBLOOM_MODULE ?= $(CURDIR)/$(MODULE)
 
-.PHONY: all build run test test-long fuzz bench deps clean
+.PHONY: all build run test test-long fuzz fuzz-ci fuzz-build bench deps clean
 
 all: build
 
@@ -29,6 +29,37 @@ test-long:
 	scripts/ensure-deps.sh test
 	$(CARGO) build --release
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --release --test differential -- --nocapture
+
+## Fuzzing (fuzz/README.md): cargo-fuzz on the stable toolchain through
+## RUSTC_BOOTSTRAP (cargo-fuzz needs -Z flags). `make fuzz` runs every target
+## for FUZZ_SECONDS; `make fuzz-ci` for FUZZ_CI_SECONDS each. New corpus
+## entries go to fuzz/work/ (not committed); crashes to fuzz/artifacts/.
+FUZZ_TARGETS := bloom_header bloom_chunks bloom_rdb cuckoo_header cuckoo_chunks cuckoo_rdb args bloom_model cuckoo_model
+FUZZ_SECONDS ?= 60
+FUZZ_CI_SECONDS ?= 5
+FUZZ_FLAGS ?=
+FUZZ_ENV := RUSTC_BOOTSTRAP=1 ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
+
+fuzz-build:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install --locked cargo-fuzz
+	cd fuzz && $(FUZZ_ENV) $(CARGO) fuzz build -O
+
+define fuzz_run
+	cd fuzz && set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p work/corpus/$$t artifacts/$$t; \
+	  echo "== fuzz $$t ($(1) s)"; \
+	  $(FUZZ_ENV) $(CARGO) fuzz run -O $$t work/corpus/$$t corpus/$$t -- \
+	    -max_total_time=$(1) -artifact_prefix=artifacts/$$t/ -print_final_stats=1 $(FUZZ_FLAGS) 2>&1 \
+	    | grep -E '^(stat::number_of_executed_units|Done|==[0-9]+== ?ERROR|SUMMARY|thread .* panicked)' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || { echo "fuzz target $$t failed: see fuzz/artifacts/$$t"; exit 1; }; \
+	done
+endef
+
+fuzz: fuzz-build
+	$(call fuzz_run,$(FUZZ_SECONDS))
+
+fuzz-ci: fuzz-build
+	$(call fuzz_run,$(FUZZ_CI_SECONDS))
 
 clean:
 	$(CARGO) clean

@@ -8,11 +8,60 @@
 //! from `TryAlloc` plus [`zero`], which keeps large blocks lazily committed.
 
 use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 
 use redis_module::raw;
 
 #[cfg_attr(test, allow(dead_code))] // unit tests run on the system allocator
 pub struct ServerAllocator;
+
+/// Largest amount the module may hold: physical memory plus swap.
+///
+/// jemalloc maps with MAP_NORESERVE when the kernel overcommits, so a
+/// try-allocation of 64 GiB on a 24 GiB machine "succeeds" and the server is
+/// OOM-killed once the pages are touched (BF.LOADCHUNK with a 2^36-byte link,
+/// or BF.RESERVE k 1e-300 1073741824, killed redis-server 7.0.15 this way).
+/// Requests no machine state could back fail here instead, which callers
+/// answer with "Insufficient memory" / "received bad data".
+fn physical_limit() -> usize {
+    static LIMIT: AtomicUsize = AtomicUsize::new(0);
+    let cached = LIMIT.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    // SAFETY: sysinfo only writes the struct it is given.
+    let limit = unsafe {
+        let mut info: libc::sysinfo = std::mem::zeroed();
+        if libc::sysinfo(&mut info) == 0 {
+            let unit = u128::from(info.mem_unit.max(1));
+            let total = (u128::from(info.totalram) + u128::from(info.totalswap)) * unit;
+            usize::try_from(total).unwrap_or(usize::MAX)
+        } else {
+            usize::MAX
+        }
+    }
+    .max(1);
+    LIMIT.store(limit, Ordering::Relaxed);
+    limit
+}
+
+/// Bytes this module holds (approximately: buffers adopted from the server's
+/// RDB loader are freed here without having been counted, hence signed).
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+/// Whether `size` more bytes (replacing `freed`) keep the module within
+/// physical memory + swap.
+fn admissible(size: usize, freed: usize) -> bool {
+    let live = usize::try_from(LIVE.load(Ordering::Relaxed)).unwrap_or(0);
+    size <= physical_limit().saturating_sub(live.saturating_sub(freed))
+}
+
+fn account(ptr: *mut u8, added: usize, removed: usize) -> *mut u8 {
+    if !ptr.is_null() {
+        LIVE.fetch_add(added as isize - removed as isize, Ordering::Relaxed);
+    }
+    ptr
+}
 
 /// jemalloc aligns every size class to its own power-of-two granularity, so
 /// asking for a multiple of the alignment yields an aligned block.
@@ -27,16 +76,23 @@ fn padded(layout: Layout) -> usize {
 unsafe impl GlobalAlloc for ServerAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let size = padded(layout);
-        match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
+        if !admissible(size, 0) {
+            return std::ptr::null_mut();
+        }
+        let ptr = match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
             (Some(f), _) | (None, Some(f)) => f(size).cast(),
             (None, None) => std::ptr::null_mut(),
-        }
+        };
+        account(ptr, size, 0)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let size = padded(layout);
         if let Some(f) = raw::RedisModule_TryCalloc {
-            return f(1, size).cast();
+            if !admissible(size, 0) {
+                return std::ptr::null_mut();
+            }
+            return account(f(1, size).cast(), size, 0);
         }
         let ptr = self.alloc(layout);
         if !ptr.is_null() {
@@ -45,19 +101,25 @@ unsafe impl GlobalAlloc for ServerAllocator {
         ptr
     }
 
-    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if let Some(f) = raw::RedisModule_Free {
             f(ptr.cast());
+            account(ptr, 0, padded(layout));
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
         let size = padded(new_layout);
-        match (raw::RedisModule_TryRealloc, raw::RedisModule_Realloc) {
+        let old = padded(layout);
+        if !admissible(size, old) {
+            return std::ptr::null_mut();
+        }
+        let new = match (raw::RedisModule_TryRealloc, raw::RedisModule_Realloc) {
             (Some(f), _) | (None, Some(f)) => f(ptr.cast(), size).cast(),
             (None, None) => std::ptr::null_mut(),
-        }
+        };
+        account(new, size, old)
     }
 }
 

@@ -1,6 +1,6 @@
 //! CF.SCANDUMP / CF.LOADCHUNK format (§6.5) and the AOF chunk stream (§6.3).
 
-use super::{valid_params, CuckooFilter};
+use super::{sub_filter_buckets, valid_params, CuckooFilter};
 
 /// Length of the packed little-endian header.
 pub const HEADER_LEN: usize = 38;
@@ -80,6 +80,12 @@ impl CuckooFilter {
             )
         {
             return None;
+        }
+        // Every sub-filter size is checked before anything is allocated: a
+        // header whose 55th sub-filter overflows must not first allocate (and,
+        // on servers without try-calloc, touch) gigabytes for the earlier ones.
+        for i in 0..num_filters {
+            sub_filter_buckets(num_buckets, expansion, i)?.checked_mul(u64::from(bucket_size))?;
         }
         let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
         cf.num_items = num_items;

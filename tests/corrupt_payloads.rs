@@ -1,0 +1,739 @@
+//! Corrupt RESTORE payloads and LOADCHUNK sequences against a live server.
+//!
+//! Cases are derived deterministically (seeded) from genuine DUMP payloads and
+//! SCANDUMP streams of both filter types: truncations, bit flips, fields set
+//! to 0, 1, 2, 2^32, 2^63, u64::MAX and neighbours, lying string lengths,
+//! swapped module ids, and the crafted values of COMPAT §8.1 items 2-5 and
+//! 9-12. Every case must answer an error, or produce a filter that then
+//! works (ADD/EXISTS/INFO/DEBUG, and SCANDUMP+LOADCHUNK reproduces it); the
+//! server must stay up and the bystander keys (a string, a Bloom filter, a
+//! Cuckoo filter) must keep their exact DUMP bytes.
+mod common;
+use common::dump::{self, Prim, BF_MODULE_ID, CF_MODULE_ID};
+use common::*;
+
+use std::collections::BTreeMap;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const SPECIAL_U: [u64; 14] = [
+    0,
+    1,
+    2,
+    3,
+    255,
+    65535,
+    65536,
+    (1 << 32) - 1,
+    1 << 32,
+    (1 << 56) - 1,
+    1 << 56,
+    1 << 63,
+    u64::MAX - 1,
+    u64::MAX,
+];
+const SPECIAL_D: [f64; 10] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    5e-324,
+    1e-300,
+    1e8,
+    f64::INFINITY,
+    f64::NAN,
+];
+
+/// A genuine filter: its DUMP payload and its SCANDUMP stream.
+struct Source {
+    bloom: bool,
+    payload: Vec<u8>,
+    header: Vec<u8>,
+    chunks: Vec<(i64, Vec<u8>)>,
+}
+
+enum Case {
+    Restore(Vec<u8>),
+    /// A LOADCHUNK header, then data chunks.
+    Load {
+        bloom: bool,
+        header: Vec<u8>,
+        chunks: Vec<(i64, Vec<u8>)>,
+    },
+}
+
+fn scandump(c: &mut Conn, cmd: &str, key: &str) -> (Vec<u8>, Vec<(i64, Vec<u8>)>) {
+    let r = c.cmd(&[cmd, key, "0"]);
+    let a = r.as_array();
+    assert_eq!(a[0], int(1), "{cmd} {key} 0: {r:?}");
+    let header = a[1].as_bytes().to_vec();
+    let mut chunks = Vec::new();
+    let mut it = 1i64;
+    loop {
+        let r = c.cmd(&[cmd, key, &it.to_string()]);
+        let a = r.as_array();
+        let next = a[0].as_int();
+        if next == 0 {
+            break;
+        }
+        chunks.push((next, a[1].as_bytes().to_vec()));
+        it = next;
+        assert!(chunks.len() < 100_000, "{cmd} does not end");
+    }
+    (header, chunks)
+}
+
+fn genuine_sources(c: &mut Conn) -> Vec<Source> {
+    let items = |n: usize| (0..n).map(|i| format!("i{i}")).collect::<Vec<_>>();
+    let setups: Vec<(bool, Vec<Vec<String>>)> = vec![
+        (
+            true,
+            vec![vec![
+                "BF.RESERVE".into(),
+                "g".into(),
+                "0.01".into(),
+                "10".into(),
+            ]],
+        ),
+        (
+            true,
+            vec![vec![
+                "BF.RESERVE".into(),
+                "g".into(),
+                "0.1".into(),
+                "4".into(),
+                "EXPANSION".into(),
+                "3".into(),
+            ]],
+        ),
+        (
+            true,
+            vec![vec![
+                "BF.RESERVE".into(),
+                "g".into(),
+                "0.001".into(),
+                "50".into(),
+                "NONSCALING".into(),
+            ]],
+        ),
+        (true, vec![]),
+        (
+            false,
+            vec![vec![
+                "CF.RESERVE".into(),
+                "g".into(),
+                "8".into(),
+                "EXPANSION".into(),
+                "2".into(),
+            ]],
+        ),
+        (
+            false,
+            vec![vec![
+                "CF.RESERVE".into(),
+                "g".into(),
+                "100".into(),
+                "BUCKETSIZE".into(),
+                "4".into(),
+            ]],
+        ),
+        (
+            false,
+            vec![vec![
+                "CF.RESERVE".into(),
+                "g".into(),
+                "4".into(),
+                "BUCKETSIZE".into(),
+                "1".into(),
+                "MAXITERATIONS".into(),
+                "5".into(),
+            ]],
+        ),
+        (
+            false,
+            vec![vec!["CF.RESERVE".into(), "g".into(), "1000".into()]],
+        ),
+    ];
+    let mut out = Vec::new();
+    for (k, (bloom, setup)) in setups.into_iter().enumerate() {
+        for cmd in setup {
+            assert_eq!(c.cmd(&cmd), ok(), "{cmd:?}");
+        }
+        let n = [60, 20, 10, 5, 40, 30, 10, 1][k];
+        let mut madd = vec![
+            if bloom { "BF.MADD" } else { "CF.INSERT" }.to_string(),
+            "g".into(),
+        ];
+        if !bloom {
+            madd.push("ITEMS".into());
+        }
+        madd.extend(items(n));
+        let r = c.cmd(&madd);
+        assert!(!r.is_error(), "{r:?}");
+        if !bloom && n > 1 {
+            assert_eq!(c.cmd(&["CF.DEL", "g", "i0"]), int(1));
+        }
+        let payload = c.cmd(&["DUMP", "g"]).as_bytes().to_vec();
+        let (header, chunks) = scandump(c, if bloom { "BF.SCANDUMP" } else { "CF.SCANDUMP" }, "g");
+        assert_eq!(c.cmd(&["DEL", "g"]), int(1));
+        out.push(Source {
+            bloom,
+            payload,
+            header,
+            chunks,
+        });
+    }
+    out
+}
+
+/// Module value body with the `k`-th string primitive's length replaced by
+/// `len` (the bytes that follow are the real ones).
+fn lying_string_length(id: u64, prims: &[Prim], k: usize, len: u64) -> Vec<u8> {
+    let mut body = dump::module_value(id, &prims[..k]);
+    body.pop(); // EOF opcode
+    body.push(5);
+    dump::rdb_len(&mut body, len);
+    if let Prim::S(s) = &prims[k] {
+        body.extend_from_slice(s);
+    }
+    let rest = dump::module_value(id, &prims[k + 1..]);
+    // Skip the type byte and module id of the second encoding.
+    let mut skip = vec![7u8];
+    dump::rdb_len(&mut skip, id);
+    body.extend_from_slice(&rest[skip.len()..]);
+    body
+}
+
+fn special_u(rng: &mut SmallRng, v: u64) -> u64 {
+    match rng.gen_range(0..4) {
+        0 => v.wrapping_add(1),
+        1 => v.wrapping_sub(1),
+        2 => v.wrapping_mul(2),
+        _ => SPECIAL_U[rng.gen_range(0..SPECIAL_U.len())],
+    }
+}
+
+fn random_bytes(rng: &mut SmallRng, n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|_| if rng.gen_bool(0.5) { 0 } else { rng.gen() })
+        .collect()
+}
+
+/// One mutated RESTORE payload of `src`.
+fn mutate_payload(rng: &mut SmallRng, src: &Source) -> Vec<u8> {
+    let (id, mut prims) = dump::parse(&src.payload);
+    let ver = dump::rdb_version(&src.payload);
+    let body = dump::module_value(id, &prims);
+    match rng.gen_range(0..10) {
+        0 => {
+            let n = rng.gen_range(0..body.len());
+            dump::with_footer(&body[..n], ver)
+        }
+        1 => {
+            let mut b = body.clone();
+            for _ in 0..rng.gen_range(1..=4) {
+                let i = rng.gen_range(0..b.len());
+                b[i] ^= 1 << rng.gen_range(0..8);
+            }
+            dump::with_footer(&b, ver)
+        }
+        2 | 3 => {
+            // Up to three unsigned fields set to special values.
+            for _ in 0..rng.gen_range(1..=3) {
+                let us: Vec<usize> = (0..prims.len())
+                    .filter(|&i| matches!(prims[i], Prim::U(_)))
+                    .collect();
+                let i = us[rng.gen_range(0..us.len())];
+                if let Prim::U(v) = prims[i] {
+                    prims[i] = Prim::U(special_u(rng, v));
+                }
+            }
+            dump::payload(id, &prims, ver)
+        }
+        4 => {
+            let ds: Vec<usize> = (0..prims.len())
+                .filter(|&i| matches!(prims[i], Prim::D(_)))
+                .collect();
+            if ds.is_empty() {
+                return dump::payload(id, &prims[..prims.len() - 1], ver);
+            }
+            let i = ds[rng.gen_range(0..ds.len())];
+            prims[i] = Prim::D(SPECIAL_D[rng.gen_range(0..SPECIAL_D.len())]);
+            dump::payload(id, &prims, ver)
+        }
+        5 => {
+            let ss: Vec<usize> = (0..prims.len())
+                .filter(|&i| matches!(prims[i], Prim::S(_)))
+                .collect();
+            let i = ss[rng.gen_range(0..ss.len())];
+            if let Prim::S(s) = &mut prims[i] {
+                match rng.gen_range(0..4) {
+                    0 => s.truncate(rng.gen_range(0..s.len().max(1))),
+                    1 => {
+                        let n = rng.gen_range(1..64);
+                        s.extend(random_bytes(rng, n))
+                    }
+                    2 => s.clear(),
+                    _ => *s = random_bytes(rng, s.len()),
+                }
+            }
+            dump::payload(id, &prims, ver)
+        }
+        6 => {
+            let i = rng.gen_range(0..prims.len());
+            if rng.gen_bool(0.5) {
+                prims.remove(i);
+            } else {
+                let p = match rng.gen_range(0..3) {
+                    0 => Prim::U(SPECIAL_U[rng.gen_range(0..SPECIAL_U.len())]),
+                    1 => Prim::D(0.01),
+                    _ => Prim::S(random_bytes(rng, 8)),
+                };
+                prims.insert(i, p);
+            }
+            dump::payload(id, &prims, ver)
+        }
+        7 => {
+            // Type confusion: the other type's module id.
+            let other = if id == BF_MODULE_ID {
+                CF_MODULE_ID
+            } else {
+                BF_MODULE_ID
+            };
+            dump::payload(other, &prims, ver)
+        }
+        8 => {
+            let ss: Vec<usize> = (0..prims.len())
+                .filter(|&i| matches!(prims[i], Prim::S(_)))
+                .collect();
+            let k = ss[rng.gen_range(0..ss.len())];
+            let real = match &prims[k] {
+                Prim::S(s) => s.len() as u64,
+                _ => 0,
+            };
+            let len = [
+                real + 1,
+                real.saturating_sub(1),
+                1 << 32,
+                1 << 40,
+                1 << 62,
+                u64::MAX,
+            ][rng.gen_range(0..6)];
+            dump::with_footer(&lying_string_length(id, &prims, k, len), ver)
+        }
+        _ => {
+            // Wrong checksum.
+            let mut p = src.payload.clone();
+            let i = rng.gen_range(0..p.len() - 8);
+            p[i] ^= 0x10;
+            p
+        }
+    }
+}
+
+/// The crafted RDB values of COMPAT §8.1 (and neighbours) as payloads.
+fn crafted_payloads(sources: &[Source]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let cf = sources.iter().find(|s| !s.bloom).unwrap();
+    let (_, cfp) = dump::parse(&cf.payload);
+    let ver = dump::rdb_version(&cf.payload);
+    let set = |prims: &[Prim], i: usize, v: u64| {
+        let mut p = prims.to_vec();
+        p[i] = Prim::U(v);
+        dump::payload(CF_MODULE_ID, &p, ver)
+    };
+    // Item 3: bucket size 0, non-power-of-two and zero bucket counts,
+    // zero filters, non-power-of-two expansion (item 5), expansion 0 with
+    // more than one sub-filter (item 4), 16-bit overflow of the fields.
+    for (i, v) in [
+        (4, 0),
+        (4, 65536 + 2),
+        (1, 6),
+        (1, 0),
+        (0, 0),
+        (0, 65536 + 2),
+        (6, 3),
+        (6, 0),
+        (5, 0),
+        (7, 3),
+        (7, 1 << 56),
+    ] {
+        out.push(set(&cfp, i, v));
+    }
+    // Item 2: a sub-filter buffer one byte short / long.
+    for delta in [-1i64, 1] {
+        let mut p = cfp.clone();
+        if let Prim::S(s) = &mut p[8] {
+            if delta < 0 {
+                s.pop();
+            } else {
+                s.push(0);
+            }
+        }
+        out.push(dump::payload(CF_MODULE_ID, &p, ver));
+    }
+    // Bloom: n2 > 63 (item 10), bpe / hashes unbounded (item 11), zero and
+    // huge link counts, bits not matching the buffer (item 12).
+    let bf = sources.iter().find(|s| s.bloom).unwrap();
+    let (_, bfp) = dump::parse(&bf.payload);
+    let ver = dump::rdb_version(&bf.payload);
+    let with = |edits: &[(usize, Prim)]| {
+        let mut p = bfp.clone();
+        for (i, v) in edits {
+            p[*i] = v.clone();
+        }
+        dump::payload(BF_MODULE_ID, &p, ver)
+    };
+    out.push(with(&[(9, Prim::U(64))]));
+    out.push(with(&[(9, Prim::U(255))]));
+    out.push(with(&[(7, Prim::D(1e8)), (6, Prim::U(69314719))]));
+    out.push(with(&[(7, Prim::D(3e9)), (6, Prim::U(2079441541))]));
+    out.push(with(&[(1, Prim::U(0))]));
+    out.push(with(&[(1, Prim::U(1 << 40))]));
+    out.push(with(&[(8, Prim::U(1 << 50))]));
+    out.push(with(&[(8, Prim::U(0))]));
+    out.push(with(&[(5, Prim::D(0.0))]));
+    out.push(with(&[(5, Prim::D(f64::NAN))]));
+    out
+}
+
+/// A mutated LOADCHUNK sequence of `src`.
+fn mutate_load(rng: &mut SmallRng, src: &Source) -> Case {
+    let mut header = src.header.clone();
+    let fields: &[(usize, usize)] = if src.bloom {
+        // size, n, options, growth, then link 0: bytes, bits, size, error,
+        // bpe, hashes, entries, n2.
+        &[
+            (0, 8),
+            (8, 4),
+            (12, 4),
+            (16, 4),
+            (20, 8),
+            (28, 8),
+            (36, 8),
+            (44, 8),
+            (52, 8),
+            (60, 4),
+            (64, 8),
+            (72, 1),
+        ]
+    } else {
+        &[(0, 8), (8, 8), (16, 8), (24, 8), (32, 2), (34, 2), (36, 2)]
+    };
+    match rng.gen_range(0..5) {
+        0 => {} // genuine header, mutated chunks
+        1 => {
+            for _ in 0..rng.gen_range(1..=3) {
+                let i = rng.gen_range(0..header.len());
+                header[i] ^= 1 << rng.gen_range(0..8);
+            }
+        }
+        2 | 3 => {
+            let (at, w) = fields[rng.gen_range(0..fields.len())];
+            let v = special_u(rng, 0).to_le_bytes();
+            if at + w <= header.len() {
+                header[at..at + w].copy_from_slice(&v[..w]);
+            }
+        }
+        _ => {
+            if rng.gen_bool(0.5) {
+                header.truncate(rng.gen_range(0..header.len()));
+            } else {
+                let n = rng.gen_range(1..60);
+                header.extend(random_bytes(rng, n));
+            }
+        }
+    }
+    let mut chunks = Vec::new();
+    for (it, data) in &src.chunks {
+        let (mut it, mut data) = (*it, data.clone());
+        match rng.gen_range(0..8) {
+            0 => it += rng.gen_range(-3..=3),
+            1 => data.truncate(rng.gen_range(0..=data.len())),
+            2 => {
+                let n = rng.gen_range(1..9);
+                data.extend(random_bytes(rng, n))
+            }
+            3 => it = SPECIAL_U[rng.gen_range(0..SPECIAL_U.len())] as i64,
+            4 => continue,
+            5 if !data.is_empty() => {
+                let i = rng.gen_range(0..data.len());
+                data[i] = rng.gen();
+            }
+            _ => {}
+        }
+        chunks.push((it, data));
+    }
+    if rng.gen_bool(0.2) {
+        chunks.reverse();
+    }
+    Case::Load {
+        bloom: src.bloom,
+        header,
+        chunks,
+    }
+}
+
+/// Checks that `key` holds a working filter; Err describes what failed.
+fn check_filter(c: &mut Conn, key: &str) -> Result<&'static str, String> {
+    let t = c.cmd(&["TYPE", key]);
+    let bloom = match t.as_bytes() {
+        b"MBbloom--" => true,
+        b"MBbloomCF" => false,
+        _ => return Err(format!("TYPE {t:?}")),
+    };
+    let p = if bloom { "BF" } else { "CF" };
+    let info = c.cmd(&[&format!("{p}.INFO"), key]);
+    let want = if bloom { 10 } else { 16 };
+    if !matches!(&info, Reply::Array(a) if a.len() == want) {
+        return Err(format!("{p}.INFO {info:?}"));
+    }
+    let dbg = c.cmd(&[&format!("{p}.DEBUG"), key]);
+    if dbg.is_error() {
+        return Err(format!("{p}.DEBUG {dbg:?}"));
+    }
+    let added = c.cmd(&[&format!("{p}.ADD"), key, "probe-item"]);
+    let allowed: &[&str] = if bloom {
+        &[
+            "ERR problem inserting into filter",
+            "ERR non scaling filter is full",
+        ]
+    } else {
+        &[
+            "Filter is full",
+            "ERR Insufficient memory",
+            "Maximum expansions reached",
+        ]
+    };
+    match &added {
+        Reply::Int(0) | Reply::Int(1) => {
+            let e = c.cmd(&[&format!("{p}.EXISTS"), key, "probe-item"]);
+            if e != int(1) {
+                return Err(format!("{p}.EXISTS after ADD {added:?}: {e:?}"));
+            }
+        }
+        Reply::Error(e) if allowed.contains(&e.as_str()) => {}
+        other => return Err(format!("{p}.ADD {other:?}")),
+    }
+    if !bloom {
+        let n = c.cmd(&["CF.COUNT", key, "probe-item"]);
+        if !matches!(n, Reply::Int(_)) {
+            return Err(format!("CF.COUNT {n:?}"));
+        }
+    }
+    // SCANDUMP + LOADCHUNK must reproduce the filter (when its header is one
+    // LOADCHUNK accepts; RDB-loaded values may carry fields it refuses).
+    let cmd = format!("{p}.SCANDUMP");
+    let first = c.cmd(&[&cmd, key, "0"]);
+    let a = first.as_array();
+    if a[0] == int(0) {
+        return Ok(if bloom { "bloom" } else { "cuckoo-empty" });
+    }
+    let (header, chunks) = scandump(c, &cmd, key);
+    let load = format!("{p}.LOADCHUNK");
+    let r = c.cmd(&args![&load, "copy", "1", &header]);
+    if r == ok() {
+        for (it, data) in &chunks {
+            let r = c.cmd(&args![&load, "copy", it.to_string(), data]);
+            if r != ok() {
+                return Err(format!("replaying own chunk at {it}: {r:?}"));
+            }
+        }
+        let (a, b) = (c.cmd(&["DUMP", key]), c.cmd(&["DUMP", "copy"]));
+        if a != b {
+            return Err("SCANDUMP/LOADCHUNK copy differs".into());
+        }
+        c.cmd(&["DEL", "copy"]);
+    } else if !r.is_error() {
+        return Err(format!("{load} of own header: {r:?}"));
+    }
+    Ok(if bloom { "bloom" } else { "cuckoo" })
+}
+
+fn run_case(c: &mut Conn, case: &Case, tally: &mut BTreeMap<String, usize>) -> Result<(), String> {
+    c.cmd(&["DEL", "victim", "copy"]);
+    match case {
+        Case::Restore(payload) => {
+            let r = c.cmd(&args!["RESTORE", "victim", "0", payload]);
+            match r {
+                Reply::Simple(s) if s == "OK" => {
+                    let kind = check_filter(c, "victim")?;
+                    *tally.entry(format!("restored {kind}")).or_default() += 1;
+                }
+                Reply::Error(e) => {
+                    if c.cmd(&["EXISTS", "victim"]) != int(0) {
+                        return Err(format!("failed RESTORE left a key: {e}"));
+                    }
+                    *tally.entry(format!("RESTORE: {e}")).or_default() += 1;
+                }
+                other => return Err(format!("RESTORE replied {other:?}")),
+            }
+        }
+        Case::Load {
+            bloom,
+            header,
+            chunks,
+        } => {
+            let p = if *bloom { "BF" } else { "CF" };
+            let load = format!("{p}.LOADCHUNK");
+            let r = c.cmd(&args![&load, "victim", "1", header]);
+            match &r {
+                Reply::Simple(s) if s == "OK" => {}
+                Reply::Error(e) => {
+                    let expected: &[&str] = if *bloom {
+                        &["ERR received bad data"]
+                    } else {
+                        &["Invalid header", "Couldn't create filter!"]
+                    };
+                    if !expected.contains(&e.as_str()) {
+                        return Err(format!("{load} header: {e}"));
+                    }
+                    if c.cmd(&["EXISTS", "victim"]) != int(0) {
+                        return Err("rejected header left a key".into());
+                    }
+                    *tally.entry(format!("{load} header: {e}")).or_default() += 1;
+                    return Ok(());
+                }
+                other => return Err(format!("{load} header replied {other:?}")),
+            }
+            for (it, data) in chunks {
+                let r = c.cmd(&args![&load, "victim", it.to_string(), data]);
+                let expected: &[&str] = if *bloom {
+                    &[
+                        "ERR received bad data",
+                        "ERR invalid offset - no link found",
+                        "ERR invalid chunk - Too big for current filter",
+                    ]
+                } else {
+                    &[
+                        "Couldn't load chunk!",
+                        "Invalid position",
+                        "ERR item exists",
+                    ]
+                };
+                match &r {
+                    Reply::Simple(s) if s == "OK" => {}
+                    Reply::Error(e) if expected.contains(&e.as_str()) => {
+                        *tally.entry(format!("{load} chunk: {e}")).or_default() += 1;
+                    }
+                    other => return Err(format!("{load} chunk at {it}: {other:?}")),
+                }
+            }
+            let kind = check_filter(c, "victim")?;
+            *tally.entry(format!("loaded {kind}")).or_default() += 1;
+        }
+    }
+    Ok(())
+}
+
+fn cases(sources: &[Source], seed: u64) -> Vec<Case> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut out: Vec<Case> = crafted_payloads(sources)
+        .into_iter()
+        .map(Case::Restore)
+        .collect();
+    for src in sources {
+        // Genuine ones first: they must restore and load.
+        out.push(Case::Restore(src.payload.clone()));
+        for _ in 0..100 {
+            out.push(Case::Restore(mutate_payload(&mut rng, src)));
+        }
+        for _ in 0..40 {
+            out.push(mutate_load(&mut rng, src));
+        }
+    }
+    out
+}
+
+#[test]
+fn corrupt_restore_payloads_and_loadchunk_sequences_are_contained() {
+    for flavor in flavors() {
+        let s = Server::builder(flavor, Module::Rsbloom)
+            .arg("--rdbcompression")
+            .arg("no")
+            .start();
+        let mut c = s.conn();
+        let sources = genuine_sources(&mut c);
+        // Bystanders.
+        assert_eq!(c.cmd(&["SET", "str", "bystander"]), ok());
+        assert_eq!(c.cmd(&["BF.RESERVE", "bf0", "0.01", "10"]), ok());
+        assert!(!c.cmd(&["BF.MADD", "bf0", "a", "b", "c"]).is_error());
+        assert_eq!(c.cmd(&["CF.RESERVE", "cf0", "8", "EXPANSION", "2"]), ok());
+        assert!(!c
+            .cmd(&["CF.INSERT", "cf0", "ITEMS", "a", "b", "c", "d", "e"])
+            .is_error());
+        let bystanders: Vec<(&str, Reply)> = ["str", "bf0", "cf0"]
+            .iter()
+            .map(|k| (*k, c.cmd(&["DUMP", k])))
+            .collect();
+        let all = cases(&sources, 0xc0ff_ee00 + flavor as u64);
+        assert!(all.len() >= 1000, "only {} cases", all.len());
+        let mut tally = BTreeMap::new();
+        for (n, case) in all.iter().enumerate() {
+            if let Err(e) = run_case(&mut c, case, &mut tally) {
+                let what = match case {
+                    Case::Restore(p) => format!("RESTORE payload {p:02x?}"),
+                    Case::Load { header, chunks, .. } => {
+                        format!("LOADCHUNK header {header:02x?} + {} chunks", chunks.len())
+                    }
+                };
+                panic!("{flavor:?} case {n}: {e}\n{what}");
+            }
+            assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()), "case {n}");
+            if n % 50 == 0 {
+                for (k, d) in &bystanders {
+                    assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed by case {n}");
+                }
+            }
+        }
+        for (k, d) in &bystanders {
+            assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed");
+        }
+        assert_eq!(c.cmd(&["BF.EXISTS", "bf0", "b"]), int(1));
+        assert_eq!(c.cmd(&["CF.EXISTS", "cf0", "e"]), int(1));
+        // The generator really exercised both outcomes on both types.
+        let count = |prefix: &str| -> usize {
+            tally
+                .iter()
+                .filter(|(k, _)| k.starts_with(prefix))
+                .map(|(_, v)| v)
+                .sum()
+        };
+        eprintln!("{flavor:?}: {} cases: {tally:#?}", all.len());
+        assert!(count("restored bloom") >= 20, "{tally:?}");
+        assert!(count("restored cuckoo") >= 20, "{tally:?}");
+        assert!(count("RESTORE: ") >= 300, "{tally:?}");
+        assert!(count("loaded") >= 40, "{tally:?}");
+        assert!(count("BF.LOADCHUNK header") >= 10, "{tally:?}");
+        assert!(count("CF.LOADCHUNK header") >= 10, "{tally:?}");
+        assert!(count("BF.LOADCHUNK chunk") >= 10, "{tally:?}");
+        assert!(count("CF.LOADCHUNK chunk") >= 10, "{tally:?}");
+    }
+}
+
+/// COMPAT §8.1 item 9: a legitimately built chain of ~1000 links restores.
+#[test]
+fn chain_with_a_thousand_links_restores() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        assert_eq!(
+            c.cmd(&["BF.RESERVE", "poc", "0.0001", "1", "EXPANSION", "1"]),
+            ok()
+        );
+        let mut cmd = vec!["BF.MADD".to_string(), "poc".into()];
+        cmd.extend((0..3000).map(|i| format!("x{i}")));
+        c.cmd(&cmd);
+        let links = c.cmd(&["BF.INFO", "poc", "FILTERS"]).as_array()[0].as_int();
+        assert!(links >= 1000, "only {links} links");
+        let payload = c.cmd(&["DUMP", "poc"]);
+        assert_eq!(
+            c.cmd(&args!["RESTORE", "copy", "0", payload.as_bytes()]),
+            ok()
+        );
+        assert_eq!(c.cmd(&["DUMP", "copy"]), payload);
+        assert_eq!(c.cmd(&["BF.EXISTS", "copy", "x1"]), int(1));
+    }
+}
