@@ -71,10 +71,7 @@ fn populate_bf(c: &mut ClusterClient, i: usize) {
             }
         }
         1 => {
-            expect_ok(
-                c.cmd(&["BF.RESERVE", &k, "0.001", "100", "NONSCALING"]),
-                &k,
-            );
+            expect_ok(c.cmd(&["BF.RESERVE", &k, "0.001", "100", "NONSCALING"]), &k);
             let r = c.cmd(&args(&["BF.MADD", &k], &items(i, 20)));
             assert_eq!(r.as_array().len(), 20, "{k}: {r:?}");
         }
@@ -147,7 +144,10 @@ fn populate_cf(c: &mut ClusterClient, i: usize) {
         2 => {
             let mut list = all.clone();
             list.extend(all[..4].iter().cloned());
-            let r = c.cmd(&args(&["CF.INSERTNX", &k, "CAPACITY", "50", "ITEMS"], &list));
+            let r = c.cmd(&args(
+                &["CF.INSERTNX", &k, "CAPACITY", "50", "ITEMS"],
+                &list,
+            ));
             let a = r.as_array();
             // A fingerprint collision may make a new item look present.
             let new = a[..all.len()].iter().filter(|r| **r == int(1)).count();
@@ -340,7 +340,14 @@ fn cluster_test(flavor: Flavor) {
 
     // Key slots agree with the server's.
     let mut probe = Conn::connect(ports[0]).expect("connect");
-    for k in ["bf:1", "{tag10}:bf", "{tag10}:cf", "a{}b", "{}x{y}", "x{y}{z}"] {
+    for k in [
+        "bf:1",
+        "{tag10}:bf",
+        "{tag10}:cf",
+        "a{}b",
+        "{}x{y}",
+        "x{y}{z}",
+    ] {
         let want = probe.cmd(&["CLUSTER", "KEYSLOT", k]).as_int();
         assert_eq!(key_slot(k.as_bytes()) as i64, want, "{k}");
     }
@@ -361,8 +368,12 @@ fn cluster_test(flavor: Flavor) {
     // The keys cover all three masters.
     let mut per_master: HashMap<u16, usize> = HashMap::new();
     for i in 0..BF_KEYS {
-        *per_master.entry(c.owner(bf_key(i).as_bytes()).unwrap()).or_default() += 1;
-        *per_master.entry(c.owner(cf_key(i).as_bytes()).unwrap()).or_default() += 1;
+        *per_master
+            .entry(c.owner(bf_key(i).as_bytes()).unwrap())
+            .or_default() += 1;
+        *per_master
+            .entry(c.owner(cf_key(i).as_bytes()).unwrap())
+            .or_default() += 1;
     }
     assert_eq!(per_master.len(), 3, "{per_master:?}");
     assert!(per_master.values().all(|&n| n >= 200), "{per_master:?}");
@@ -430,13 +441,23 @@ fn cluster_test(flavor: Flavor) {
         "reserve",
     );
     expect_ok(
-        c.cmd(&["CF.RESERVE", &cfk, "200", "BUCKETSIZE", "4", "EXPANSION", "2"]),
+        c.cmd(&[
+            "CF.RESERVE",
+            &cfk,
+            "200",
+            "BUCKETSIZE",
+            "4",
+            "EXPANSION",
+            "2",
+        ]),
         "reserve",
     );
     let many = items(9999, 1500);
     for chunk in many.chunks(100) {
         assert!(!c.cmd(&args(&["BF.MADD", &bfk], chunk)).is_error());
-        assert!(!c.cmd(&args(&["CF.INSERT", &cfk, "ITEMS"], chunk)).is_error());
+        assert!(!c
+            .cmd(&args(&["CF.INSERT", &cfk, "ITEMS"], chunk))
+            .is_error());
     }
     for it in &many[..50] {
         assert_eq!(c.cmd(&["CF.DEL", &cfk, it]), int(1));
@@ -464,7 +485,10 @@ fn cluster_test(flavor: Flavor) {
         full_scandump(&mut src, "BF.SCANDUMP", &bfk),
         full_scandump(&mut src, "CF.SCANDUMP", &cfk),
     ];
-    assert!(scans[0].len() > 2 && scans[1].len() > 2, "multi-chunk dumps");
+    assert!(
+        scans[0].len() > 2 && scans[1].len() > 2,
+        "multi-chunk dumps"
+    );
     let infos = [src.cmd(&["BF.INFO", &bfk]), src.cmd(&["CF.INFO", &cfk])];
 
     let s = slot.to_string();
@@ -499,9 +523,9 @@ fn cluster_test(flavor: Flavor) {
     assert_eq!(c.cmd(&["CF.COUNT", &cfk, &many[70]]), int(1));
     assert_eq!(c.asked, asked + 2, "CF.COUNT on a migrated key needs ASK");
     for &p in [target, source].iter().chain(masters.iter()) {
-        let r = Conn::connect(p).expect("connect").cmd(&[
-            "CLUSTER", "SETSLOT", &s, "NODE", &target_id,
-        ]);
+        let r = Conn::connect(p)
+            .expect("connect")
+            .cmd(&["CLUSTER", "SETSLOT", &s, "NODE", &target_id]);
         expect_ok(r, &format!("SETSLOT NODE on {p}"));
     }
     let moved = c.moved;

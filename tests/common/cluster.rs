@@ -111,7 +111,11 @@ impl Cluster {
 
     /// SIGKILLs the node on `port` and removes it from the cluster's list.
     pub fn kill9(&mut self, port: u16) -> Server {
-        let i = self.nodes.iter().position(|n| n.port == port).expect("node");
+        let i = self
+            .nodes
+            .iter()
+            .position(|n| n.port == port)
+            .expect("node");
         let mut s = self.nodes.remove(i);
         s.kill9();
         s
@@ -178,7 +182,12 @@ impl Cluster {
 /// Port of a `CLUSTER NODES` address (`ip:port@cport[,hostname]`).
 fn addr_port(addr: &str) -> u16 {
     let hostport = addr.split(['@', ',']).next().expect("address");
-    hostport.rsplit(':').next().expect("port").parse().expect("numeric port")
+    hostport
+        .rsplit(':')
+        .next()
+        .expect("port")
+        .parse()
+        .expect("numeric port")
 }
 
 /// `(start, end, master port)` for every range in `CLUSTER SLOTS` of node `via`.
@@ -341,5 +350,9 @@ impl ClusterClient {
 }
 
 fn redirect_port(addr: &str) -> u16 {
-    addr.rsplit(':').next().expect("port").parse().expect("numeric port")
+    addr.rsplit(':')
+        .next()
+        .expect("port")
+        .parse()
+        .expect("numeric port")
 }
