@@ -1,6 +1,7 @@
 //! Shared integration-test harness (each test binary includes it with `mod common;`).
 #![allow(dead_code, unused_imports)] // each test binary uses a different part
 
+pub mod cluster;
 pub mod diff;
 pub mod dump;
 pub mod resp;
