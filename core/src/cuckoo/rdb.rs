@@ -79,6 +79,11 @@ impl CuckooFilter {
                 src.read_unsigned()? as u16,
                 src.read_unsigned()? as u16,
             )
+        } else if num_filters > 1 {
+            // Legacy sub-filters all have numBuckets buckets: they grew by a
+            // factor of 1, and any other expansion would contradict them (a
+            // v4 save of it would not load again).
+            (0, legacy.bucket_size, legacy.max_iterations, 1)
         } else {
             // Legacy expansion comes from the configuration: round it as creation does.
             let expansion =

@@ -372,6 +372,29 @@ fn rdb_legacy_encoding() {
     assert_eq!(load(&[u(1), u(4), u(0), b(6)], 2), Err(LoadError::Invalid));
 }
 
+/// Found by the cuckoo_rdb fuzz target: legacy sub-filters of equal size
+/// with a configured expansion of 0 (or 2) were saved as a v4 value whose
+/// expansion contradicts its sub-filter sizes, which no longer loads.
+#[test]
+fn rdb_legacy_multi_sub_filter_saves_a_loadable_value() {
+    let b = |n| Primitive::Buffer(vec![7; n]);
+    let u = Primitive::Unsigned;
+    for expansion in [0, 2, 4] {
+        let legacy = LegacyDefaults {
+            expansion,
+            ..LEGACY
+        };
+        let stream = [u(2), u(4), u(3), b(8), b(8)];
+        let cf =
+            CuckooFilter::rdb_load(&mut PrimitiveSource::new(&stream), 2, legacy, 255).unwrap();
+        assert_eq!(cf.expansion(), 1);
+        let mut saved = Vec::new();
+        cf.rdb_save(&mut saved);
+        let again = CuckooFilter::rdb_load(&mut PrimitiveSource::new(&saved), 4, legacy, 255);
+        assert_eq!(again, Ok(cf));
+    }
+}
+
 /// Three sub-filters of 8, 16 and 32 bytes.
 fn three_sub_filters() -> CuckooFilter {
     let mut cf = filter(8, 2, 20, 2);
