@@ -248,3 +248,83 @@ pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     T::cell().handle.store(handle, Ordering::Relaxed);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! The defrag callback, with the server's `RedisModule_DefragAlloc`
+    //! replaced by a stand-in: the Debian builds of Redis 7.0 and Valkey 8
+    //! the integration tests use cannot run active defrag at all, so this is
+    //! where the callback itself is exercised.
+    use super::*;
+    use rsbloom_core::bloom::Chain;
+    use rsbloom_core::cuckoo::{hash_item, CuckooFilter};
+    use std::sync::atomic::AtomicUsize;
+
+    static MOVES: AtomicUsize = AtomicUsize::new(0);
+
+    /// Like the server: copies the block to a new allocation of the same
+    /// usable size and frees the old one (poisoned first, so a value still
+    /// reading it would show).
+    unsafe extern "C" fn defrag_alloc(
+        _ctx: *mut RedisModuleDefragCtx,
+        ptr: *mut c_void,
+    ) -> *mut c_void {
+        let size = libc::malloc_usable_size(ptr);
+        let new = libc::malloc(size);
+        assert!(!new.is_null());
+        std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), new.cast::<u8>(), size);
+        std::ptr::write_bytes(ptr.cast::<u8>(), 0xa5, size);
+        libc::free(ptr);
+        MOVES.fetch_add(1, Ordering::SeqCst);
+        new
+    }
+
+    fn chunks<T: DataType>(v: &T) -> Vec<(i64, Vec<u8>)> {
+        let mut out = Vec::new();
+        v.for_each_aof_chunk(&mut |i, d| out.push((i, d.to_vec())));
+        out
+    }
+
+    /// Moves the value and every storage block; the moved value dumps the
+    /// same, keeps working, and frees cleanly (a double free would abort).
+    fn moves_everything<T: DataType>(mut value: T, mut write: impl FnMut(&mut T)) {
+        let mut blocks = 0;
+        value.for_each_buffer_mut(&mut |_| blocks += 1);
+        assert!(blocks > 1);
+        let before = chunks(&value);
+        // SAFETY: test-only; no server is running in this process.
+        unsafe { raw::RedisModule_DefragAlloc = Some(defrag_alloc) };
+        let mut slot: *mut c_void = Box::into_raw(Box::new(value)).cast();
+        let old = slot;
+        MOVES.store(0, Ordering::SeqCst);
+        // SAFETY: `slot` holds a live Box<T>.
+        let done = unsafe { defrag::<T>(std::ptr::null_mut(), std::ptr::null_mut(), &mut slot) };
+        assert_eq!(done, 0);
+        assert_ne!(slot, old, "the value itself moved");
+        assert_eq!(MOVES.load(Ordering::SeqCst), 1 + blocks);
+        // SAFETY: the callback left a valid Box<T> in `slot`.
+        let mut moved = unsafe { Box::from_raw(slot.cast::<T>()) };
+        assert_eq!(chunks(&*moved), before);
+        write(&mut moved);
+        assert_ne!(chunks(&*moved), before);
+        drop(moved);
+    }
+
+    #[test]
+    fn defrag_moves_the_value_and_its_blocks() {
+        let mut chain = Chain::new(50, 0.01, 2, false).unwrap();
+        for i in 0..400 {
+            chain.add(format!("item{i}").as_bytes());
+        }
+        moves_everything(chain, |c| {
+            c.add(b"after defrag");
+        });
+        let mut cf = CuckooFilter::new(16, 2, 20, 2).unwrap();
+        for i in 0..200 {
+            cf.insert(hash_item(format!("item{i}").as_bytes()));
+        }
+        moves_everything(cf, |c| {
+            c.insert(hash_item(b"after defrag"));
+        });
+    }
+}

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod dump;
 pub mod resp;
 pub mod server;
+pub mod stream;
 
 pub use resp::{Conn, Reply};
 pub use server::{flavors, Flavor, Module, Server};

@@ -1,0 +1,293 @@
+//! ACL categories (COMPAT §1.3, §1.4, §8.2). On a server with module ACL
+//! categories (Valkey 8) every BF.* command is in `@bloom` and every CF.*
+//! command in `@cuckoo`, plus exactly the read/write/fast categories of the
+//! §1.4 ACL column (CF.COMPACT in `@read`), so users can be limited to one
+//! family. On Redis 7.0 the categories do not exist and the module says so
+//! once in its log; Redis 7.0 also gives module commands no flag-derived
+//! category, so category rules (`+@read`, `+@write`) neither grant nor deny
+//! them: operators must name the commands or use `+@all`.
+mod common;
+use common::diff::{sargs, Args};
+use common::*;
+
+const BF_COMMANDS: [&str; 11] = [
+    "bf.add",
+    "bf.card",
+    "bf.debug",
+    "bf.exists",
+    "bf.info",
+    "bf.insert",
+    "bf.loadchunk",
+    "bf.madd",
+    "bf.mexists",
+    "bf.reserve",
+    "bf.scandump",
+];
+
+const CF_COMMANDS: [&str; 14] = [
+    "cf.add",
+    "cf.addnx",
+    "cf.compact",
+    "cf.count",
+    "cf.debug",
+    "cf.del",
+    "cf.exists",
+    "cf.info",
+    "cf.insert",
+    "cf.insertnx",
+    "cf.loadchunk",
+    "cf.mexists",
+    "cf.reserve",
+    "cf.scandump",
+];
+
+/// One valid call of every command of a family (keys `<p>1`, `<p>2`),
+/// header for LOADCHUNK taken from the family's own SCANDUMP.
+fn bloom_calls(c: &mut Conn) -> Vec<Args> {
+    let mut v: Vec<Args> = [
+        "BF.RESERVE b1 0.01 100",
+        "BF.ADD b1 a",
+        "BF.MADD b1 b c",
+        "BF.INSERT b1 ITEMS d",
+        "BF.EXISTS b1 a",
+        "BF.MEXISTS b1 a b",
+        "BF.INFO b1",
+        "BF.CARD b1",
+        "BF.DEBUG b1",
+        "BF.SCANDUMP b1 0",
+    ]
+    .iter()
+    .map(|s| sargs(&s.split(' ').collect::<Vec<_>>()))
+    .collect();
+    let header = header_of(c, "BF.SCANDUMP");
+    v.push(vec![
+        b"BF.LOADCHUNK".to_vec(),
+        b"b2".to_vec(),
+        b"1".to_vec(),
+        header,
+    ]);
+    v
+}
+
+fn cuckoo_calls(c: &mut Conn) -> Vec<Args> {
+    let mut v: Vec<Args> = [
+        "CF.RESERVE c1 100",
+        "CF.ADD c1 a",
+        "CF.ADDNX c1 b",
+        "CF.INSERT c1 ITEMS c",
+        "CF.INSERTNX c1 ITEMS d",
+        "CF.EXISTS c1 a",
+        "CF.MEXISTS c1 a b",
+        "CF.COUNT c1 a",
+        "CF.DEL c1 a",
+        "CF.COMPACT c1",
+        "CF.INFO c1",
+        "CF.DEBUG c1",
+        "CF.SCANDUMP c1 0",
+    ]
+    .iter()
+    .map(|s| sargs(&s.split(' ').collect::<Vec<_>>()))
+    .collect();
+    let header = header_of(c, "CF.SCANDUMP");
+    v.push(vec![
+        b"CF.LOADCHUNK".to_vec(),
+        b"c2".to_vec(),
+        b"1".to_vec(),
+        header,
+    ]);
+    v
+}
+
+/// A SCANDUMP header of a scratch filter built by the default user.
+fn header_of(c: &mut Conn, scandump: &str) -> Vec<u8> {
+    let (create, key) = if scandump.starts_with("BF") {
+        (["BF.ADD", "hdr-b", "x"], "hdr-b")
+    } else {
+        (["CF.ADD", "hdr-c", "x"], "hdr-c")
+    };
+    c.cmd(&create);
+    c.cmd(&[scandump, key, "0"]).as_array()[1]
+        .as_bytes()
+        .to_vec()
+}
+
+fn user_conn(s: &Server, user: &str) -> Conn {
+    let mut c = s.conn();
+    assert_eq!(c.cmd(&["AUTH", user, "pw"]), ok());
+    c
+}
+
+fn is_noperm(r: &Reply) -> bool {
+    matches!(r, Reply::Error(e) if e.starts_with("NOPERM"))
+}
+
+fn names(r: &Reply) -> Vec<String> {
+    let mut v: Vec<String> = r
+        .as_array()
+        .iter()
+        .map(|n| String::from_utf8_lossy(n.as_bytes()).to_lowercase())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The module's commands in an ACL category, by the server's own filter.
+fn module_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
+    names(&c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", category]))
+        .into_iter()
+        .filter(|n| n.starts_with("bf.") || n.starts_with("cf."))
+        .collect()
+}
+
+/// COMPAT §1.4, "ACL (8.x)" column: the `read` / `write` / `fast` words.
+const READ: [&str; 13] = [
+    "bf.card",
+    "bf.debug",
+    "bf.exists",
+    "bf.info",
+    "bf.mexists",
+    "bf.scandump",
+    "cf.compact",
+    "cf.count",
+    "cf.debug",
+    "cf.exists",
+    "cf.info",
+    "cf.mexists",
+    "cf.scandump",
+];
+const WRITE: [&str; 12] = [
+    "bf.add",
+    "bf.insert",
+    "bf.loadchunk",
+    "bf.madd",
+    "bf.reserve",
+    "cf.add",
+    "cf.addnx",
+    "cf.del",
+    "cf.insert",
+    "cf.insertnx",
+    "cf.loadchunk",
+    "cf.reserve",
+];
+const FAST: [&str; 5] = ["bf.card", "bf.info", "bf.reserve", "cf.info", "cf.reserve"];
+
+fn family_user_can_use_only_its_family(s: &Server, admin: &mut Conn) {
+    let bloom = bloom_calls(admin);
+    let cuckoo = cuckoo_calls(admin);
+    for (user, category, allowed, denied) in [
+        ("b", "+@bloom", &bloom, &cuckoo),
+        ("c", "+@cuckoo", &cuckoo, &bloom),
+    ] {
+        assert_eq!(
+            admin.cmd(&["ACL", "SETUSER", user, "on", ">pw", "~*", category]),
+            ok()
+        );
+        let mut u = user_conn(s, user);
+        admin.cmd(&["DEL", "b1", "b2", "c1", "c2"]);
+        for call in allowed.iter() {
+            let r = u.cmd(call);
+            assert!(
+                !r.is_error(),
+                "user {user} ({category}): {:?} -> {r:?}",
+                String::from_utf8_lossy(&call[0])
+            );
+        }
+        for call in denied.iter() {
+            let r = u.cmd(call);
+            assert!(
+                is_noperm(&r),
+                "user {user} ({category}): {:?} -> {r:?}",
+                String::from_utf8_lossy(&call[0])
+            );
+        }
+        // Nothing else either.
+        assert!(is_noperm(&u.cmd(&["SET", "x", "1"])));
+    }
+}
+
+#[test]
+fn module_acl_categories() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let has_api = c.cmd(&["ACL", "CAT"]).as_array().contains(&bulk("bloom"));
+        let notice = "server has no module ACL categories";
+        let logged = s.log().matches(notice).count();
+        match flavor {
+            Flavor::Valkey => {
+                assert!(has_api, "Valkey 8 has module ACL categories");
+                assert!(c.cmd(&["ACL", "CAT"]).as_array().contains(&bulk("cuckoo")));
+                assert_eq!(logged, 0);
+                assert_eq!(module_commands_in(&mut c, "bloom"), BF_COMMANDS);
+                assert_eq!(module_commands_in(&mut c, "cuckoo"), CF_COMMANDS);
+                // Exactly the categories of COMPAT §1.4 (CF.COMPACT: read).
+                assert_eq!(module_commands_in(&mut c, "read"), READ);
+                assert_eq!(module_commands_in(&mut c, "write"), WRITE);
+                assert_eq!(module_commands_in(&mut c, "fast"), FAST);
+                // Valkey 8.0's `ACL CAT <category>` lists built-in commands
+                // only (none of any module); where it lists module
+                // commands, it must list exactly ours.
+                for (cat, expected) in [("bloom", &BF_COMMANDS[..]), ("cuckoo", &CF_COMMANDS[..])] {
+                    let listed = names(&c.cmd(&["ACL", "CAT", cat]));
+                    assert!(
+                        listed.is_empty() || listed == expected,
+                        "ACL CAT {cat}: {listed:?}"
+                    );
+                }
+                family_user_can_use_only_its_family(&s, &mut c);
+                // CF.COMPACT is in @read (COMPAT §8.2 quirk): a read-only
+                // user can run it, but no CF write.
+                assert_eq!(
+                    c.cmd(&["ACL", "SETUSER", "r", "on", ">pw", "~*", "+@read"]),
+                    ok()
+                );
+                c.cmd(&["CF.ADD", "c1", "x"]);
+                let mut u = user_conn(&s, "r");
+                assert_eq!(u.cmd(&["CF.COMPACT", "c1"]), ok());
+                assert_eq!(u.cmd(&["CF.EXISTS", "c1", "x"]), int(1));
+                assert!(is_noperm(&u.cmd(&["CF.ADD", "c1", "y"])));
+                assert!(is_noperm(&u.cmd(&["BF.ADD", "b1", "y"])));
+            }
+            Flavor::Redis => {
+                // Redis 7.0: no RedisModule_AddACLCategory (7.4) and no
+                // RedisModule_SetCommandACLCategories (7.2).
+                assert!(!has_api);
+                assert_eq!(logged, 1, "the module logs the missing API once");
+                let r = c.cmd(&["ACL", "SETUSER", "x", "+@bloom"]);
+                assert!(r.is_error(), "{r:?}");
+                assert!(c.cmd(&["ACL", "CAT", "cuckoo"]).is_error());
+                // Redis 7.0 derives no category from a module command's
+                // flags either: the commands are in no category at all.
+                for cat in ["read", "write", "fast", "slow"] {
+                    assert_eq!(
+                        module_commands_in(&mut c, cat),
+                        Vec::<String>::new(),
+                        "@{cat}"
+                    );
+                }
+                let info = c.cmd(&["COMMAND", "INFO", "bf.add", "cf.compact"]);
+                for cmd in info.as_array() {
+                    assert_eq!(cmd.as_array()[6], Reply::Array(vec![]), "{cmd:?}");
+                }
+                // So category rules neither grant nor deny them; operators
+                // name the commands (or use +@all).
+                for (user, rule) in [("r", "+@read"), ("e", "+bf.add"), ("a", "+@all")] {
+                    assert_eq!(
+                        c.cmd(&["ACL", "SETUSER", user, "on", ">pw", "~*", rule]),
+                        ok()
+                    );
+                }
+                c.cmd(&["CF.ADD", "c1", "x"]);
+                let mut r = user_conn(&s, "r");
+                assert!(is_noperm(&r.cmd(&["CF.COMPACT", "c1"])));
+                assert!(is_noperm(&r.cmd(&["BF.EXISTS", "b1", "x"])));
+                let mut e = user_conn(&s, "e");
+                assert_eq!(e.cmd(&["BF.ADD", "b1", "x"]), int(1));
+                assert!(is_noperm(&e.cmd(&["BF.EXISTS", "b1", "x"])));
+                let mut a = user_conn(&s, "a");
+                assert_eq!(a.cmd(&["CF.COMPACT", "c1"]), ok());
+                assert_eq!(a.cmd(&["BF.EXISTS", "b1", "x"]), int(1));
+            }
+        }
+    }
+}
