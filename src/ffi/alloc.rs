@@ -23,6 +23,7 @@ pub struct ServerAllocator;
 /// or BF.RESERVE k 1e-300 1073741824, killed redis-server 7.0.15 this way).
 /// Requests no machine state could back fail here instead, which callers
 /// answer with "Insufficient memory" / "received bad data".
+#[cfg_attr(test, allow(dead_code))]
 fn physical_limit() -> usize {
     static LIMIT: AtomicUsize = AtomicUsize::new(0);
     let cached = LIMIT.load(Ordering::Relaxed);
@@ -47,15 +48,18 @@ fn physical_limit() -> usize {
 
 /// Bytes this module holds (approximately: buffers adopted from the server's
 /// RDB loader are freed here without having been counted, hence signed).
+#[cfg_attr(test, allow(dead_code))]
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 
 /// Whether `size` more bytes (replacing `freed`) keep the module within
 /// physical memory + swap.
+#[cfg_attr(test, allow(dead_code))]
 fn admissible(size: usize, freed: usize) -> bool {
     let live = usize::try_from(LIVE.load(Ordering::Relaxed)).unwrap_or(0);
     size <= physical_limit().saturating_sub(live.saturating_sub(freed))
 }
 
+#[cfg_attr(test, allow(dead_code))]
 fn account(ptr: *mut u8, added: usize, removed: usize) -> *mut u8 {
     if !ptr.is_null() {
         LIVE.fetch_add(added as isize - removed as isize, Ordering::Relaxed);

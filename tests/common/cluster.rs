@@ -91,7 +91,7 @@ impl Cluster {
                 let info = Conn::connect(m)
                     .map(|mut conn| conn.cmd(&["INFO", "replication"]))
                     .ok();
-                info.map_or(false, |r| {
+                info.is_some_and(|r| {
                     let text = String::from_utf8_lossy(r.as_bytes()).to_string();
                     text.contains("connected_slaves:1") && text.contains("state=online")
                 })
@@ -269,9 +269,9 @@ impl ClusterClient {
     }
 
     fn conn(&mut self, port: u16) -> Option<&mut Conn> {
-        if !self.conns.contains_key(&port) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.conns.entry(port) {
             let c = Conn::connect(port).ok()?;
-            self.conns.insert(port, c);
+            e.insert(c);
         }
         self.conns.get_mut(&port)
     }

@@ -333,7 +333,7 @@ impl Stream {
     /// or onto an existing key (errors the replica must not apply).
     fn loadchunk(&mut self, reads: &mut Conn, fam: &str, keys: &[&str]) -> Vec<Args> {
         let src = if self.rng.gen_bool(0.3) {
-            format!("{}grow", fam.to_lowercase()[..1].to_string()).into_bytes()
+            format!("{}grow", &fam.to_lowercase()[..1]).into_bytes()
         } else {
             self.key(keys)
         };
