@@ -61,5 +61,14 @@ fuzz: fuzz-build
 fuzz-ci: fuzz-build
 	$(call fuzz_run,$(FUZZ_CI_SECONDS))
 
+## Side-by-side benchmark against the reference RedisBloom 2.8.2 (interleaved
+## rounds; prints the table of README "Performance"), then the core's
+## criterion micro-benchmarks (shortened). BENCH_ARGS: e.g. --rounds 7, --quick.
+bench:
+	scripts/ensure-deps.sh test
+	$(CARGO) build --release
+	python3 bench/bench.py $(BENCH_ARGS)
+	$(CARGO) bench -p rsbloom-core --bench core -- --warm-up-time 1 --measurement-time 2 --noplot
+
 clean:
 	$(CARGO) clean

@@ -9,4 +9,5 @@ pub mod bloom;
 pub mod config;
 pub mod cuckoo;
 pub mod hash;
+pub mod prefetch;
 pub mod rdb;

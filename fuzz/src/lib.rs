@@ -1333,7 +1333,7 @@ pub fn args(data: &[u8]) {
     }
     let mut c2 = cfg.clone();
     if c2.apply_module_args(&parts).is_ok() {
-        assert!(parts.len() % 2 == 0 || (parts.len() == 1 && parts[0].is_empty()));
+        assert!(parts.len().is_multiple_of(2) || (parts.len() == 1 && parts[0].is_empty()));
     }
     check_config(&c2);
 }

@@ -8,7 +8,7 @@ use rsbloom_core::args::bloom::{
 use rsbloom_core::bloom::{AddOutcome, Chain, CreateError};
 
 use crate::config;
-use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError, Value};
 
 const NOT_FOUND: &str = "ERR not found";
 const ITEM_EXISTS: &str = "ERR item exists";
@@ -37,13 +37,13 @@ fn chain_for_write<'k>(
     key: &'k mut Key<'_>,
     create: Option<impl FnOnce() -> BfReserve>,
 ) -> Result<&'k mut Chain, ReplyError> {
-    if let Lookup::Missing = key.get::<Chain>() {
+    let value = key.get_or_create(|| {
         let params = create.ok_or(ReplyError::Text(NOT_FOUND))?();
-        return Ok(key.set(create_chain(&params)?));
-    }
-    match key.get::<Chain>() {
-        Lookup::Found(chain) => Ok(chain),
-        _ => Err(ReplyError::WrongType),
+        create_chain(&params)
+    })?;
+    match value {
+        Value::Found(chain) => Ok(chain),
+        Value::WrongType => Err(ReplyError::WrongType),
     }
 }
 
@@ -88,18 +88,19 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
 /// after a "full" element (§5.2). Returns the number of elements replied.
 fn add_items(ctx: &Ctx, chain: &mut Chain, items: &[RStr]) -> usize {
     let mut replied = 0;
-    for item in items {
+    chain.add_batch(items, |outcome| {
         replied += 1;
-        match chain.add(item.as_ref()) {
+        match outcome {
             AddOutcome::Added => ctx.reply_bool(true),
             AddOutcome::Present => ctx.reply_bool(false),
             AddOutcome::Error => ctx.reply_error(INSERT_FAILED),
             AddOutcome::Full => {
                 ctx.reply_error(FULL);
-                break;
+                return false;
             }
         }
-    }
+        true
+    });
     replied
 }
 
@@ -170,12 +171,9 @@ pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
 /// nothing (§5.0: 0, not WRONGTYPE).
 fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr]) {
     let mut key = ctx.open_key(name, false);
-    let chain = match key.get::<Chain>() {
-        Lookup::Found(chain) => Some(&*chain),
-        Lookup::Missing | Lookup::WrongType => None,
-    };
-    for item in items {
-        ctx.reply_bool(chain.is_some_and(|c| c.contains(item.as_ref())));
+    match key.get::<Chain>() {
+        Lookup::Found(chain) => chain.contains_batch(items, |found| ctx.reply_bool(found)),
+        Lookup::Missing | Lookup::WrongType => items.iter().for_each(|_| ctx.reply_bool(false)),
     }
 }
 

@@ -6,10 +6,13 @@ use rsbloom_core::args::cuckoo::{
     cf_autocreate, parse_cf_insert, parse_cf_reserve, parse_loadchunk_pos, parse_scandump_pos,
     CfReserve,
 };
-use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome};
+use rsbloom_core::cuckoo::{
+    hash_item, CreateError, CuckooFilter, CuckooHash, HeaderError, InsertOutcome,
+};
+use rsbloom_core::prefetch::DISTANCE;
 
 use crate::config;
-use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError, Value};
 
 type CmdResult = Result<(), ReplyError>;
 
@@ -49,10 +52,6 @@ fn cuckoo_at<'k>(key: &'k mut Key<'_>) -> Option<&'k mut CuckooFilter> {
         Lookup::Found(cf) => Some(cf),
         Lookup::Missing | Lookup::WrongType => None,
     }
-}
-
-fn key_is_missing(key: &mut Key<'_>) -> bool {
-    matches!(key.get::<CuckooFilter>(), Lookup::Missing)
 }
 
 // ---------------------------------------------------------------------------
@@ -143,11 +142,13 @@ fn insert_items(
     max_expansions: i64,
 ) -> CmdResult {
     let mut key = ctx.open_key(key_name, true);
-    if key_is_missing(&mut key) {
+    let value = key.get_or_create(|| {
         let params = create_params.ok_or(NOT_FOUND)?;
-        key.set(Box::new(create(params)?));
-    }
-    let cf = existing(&mut key)?;
+        create(params).map(Box::new)
+    })?;
+    let Value::Found(cf) = value else {
+        return Err(ReplyError::WrongType);
+    };
     // Checked once per command, before any item (§4.10).
     if i64::from(cf.num_filters()) >= max_expansions {
         return Err(ReplyError::Text("Maximum expansions reached"));
@@ -156,8 +157,19 @@ fn insert_items(
     if kind.multi() {
         ctx.reply_array(items.len());
     }
-    for item in items {
-        let h = hash_item(item.as_ref());
+    // The whole batch is hashed first, and the buckets of item i + DISTANCE
+    // are prefetched while item i is inserted (inserts stay in order).
+    let hashes: Vec<CuckooHash> = items.iter().map(|i| hash_item(i.as_ref())).collect();
+    if hashes.len() > 1 {
+        hashes
+            .iter()
+            .take(DISTANCE)
+            .for_each(|&h| cf.prefetch(h, false));
+    }
+    for (i, &h) in hashes.iter().enumerate() {
+        if let Some(&ahead) = hashes.get(i + DISTANCE) {
+            cf.prefetch(ahead, false);
+        }
         let outcome = if kind.unique() {
             cf.insert_unique(h)
         } else {
@@ -247,11 +259,20 @@ pub fn mexists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let cf = cuckoo_at(&mut key);
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
-    for item in items {
-        let found = cf
-            .as_deref()
-            .is_some_and(|cf| cf.contains(hash_item(item.as_ref())));
-        ctx.reply_bool(found);
+    let Some(cf) = cf.as_deref() else {
+        items.iter().for_each(|_| ctx.reply_bool(false));
+        return Ok(());
+    };
+    let hashes: Vec<CuckooHash> = items.iter().map(|i| hash_item(i.as_ref())).collect();
+    hashes
+        .iter()
+        .take(DISTANCE)
+        .for_each(|&h| cf.prefetch(h, true));
+    for (i, &h) in hashes.iter().enumerate() {
+        if let Some(&ahead) = hashes.get(i + DISTANCE) {
+            cf.prefetch(ahead, true);
+        }
+        ctx.reply_bool(cf.contains(h));
     }
     Ok(())
 }

@@ -47,7 +47,7 @@ pub fn dispatch(
     ctx: *mut RedisModuleCtx,
     argv: *mut *mut RedisModuleString,
     argc: c_int,
-    name: &'static str,
+    name: &'static CStr,
     handler: Handler,
     stats: &CommandStats,
 ) -> c_int {
@@ -61,11 +61,14 @@ pub fn dispatch(
     let ok = match catch_unwind(AssertUnwindSafe(|| handler(&ctx, args))) {
         Ok(Ok(())) => true,
         Ok(Err(e)) => {
-            ctx.reply_failure(&e, name);
+            ctx.reply_failure(&e, name.to_str().unwrap_or_default());
             false
         }
         Err(_) => {
-            ctx.log_warning(&format!("panic caught in {name}; the command was aborted"));
+            ctx.log_warning(&format!(
+                "panic caught in {}; the command was aborted",
+                name.to_string_lossy()
+            ));
             ctx.reply_error(PANIC_REPLY);
             false
         }
@@ -86,7 +89,14 @@ macro_rules! command {
             argv: *mut *mut redis_module::raw::RedisModuleString,
             argc: std::ffi::c_int,
         ) -> std::ffi::c_int {
-            $crate::ffi::command::dispatch(ctx, argv, argc, $name, $handler, &STATS)
+            $crate::ffi::command::dispatch(
+                ctx,
+                argv,
+                argc,
+                $crate::ffi::command::c_str(concat!($name, "\0")),
+                $handler,
+                &STATS,
+            )
         }
         $crate::ffi::command::CommandSpec {
             name: $crate::ffi::command::c_str(concat!($name, "\0")),

@@ -1,6 +1,6 @@
 //! Safe wrapper over the command context: replies, keys, replication, logging.
 
-use std::ffi::{c_int, c_long, c_void, CString};
+use std::ffi::{c_int, c_long, c_void, CStr, CString};
 use std::marker::PhantomData;
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleType};
@@ -40,14 +40,14 @@ fn c_text(s: &str) -> CString {
 pub struct Ctx {
     ptr: *mut RedisModuleCtx,
     /// Lower-case command name: the keyspace event name of its writes.
-    command: &'static str,
+    command: &'static CStr,
     key: *mut raw::RedisModuleString,
 }
 
 impl Ctx {
     pub fn for_command(
         ptr: *mut RedisModuleCtx,
-        command: &'static str,
+        command: &'static CStr,
         key: Option<&RStr>,
     ) -> Self {
         Ctx {
@@ -143,11 +143,10 @@ impl Ctx {
     pub fn propagate(&self) {
         rm!(RedisModule_ReplicateVerbatim(self.ptr));
         if !self.key.is_null() {
-            let event = c_text(self.command);
             rm!(RedisModule_NotifyKeyspaceEvent(
                 self.ptr,
                 raw::REDISMODULE_NOTIFY_MODULE,
-                event.as_ptr(),
+                self.command.as_ptr(),
                 self.key
             ));
         }
@@ -224,20 +223,59 @@ pub struct Key<'c> {
     _ctx: PhantomData<&'c Ctx>,
 }
 
+enum RawLookup<T> {
+    Missing,
+    WrongType,
+    Found(*mut T),
+}
+
+/// The value of a key for [`Key::get_or_create`].
+pub enum Value<'k, T> {
+    WrongType,
+    Found(&'k mut T),
+}
+
 impl Key<'_> {
+    /// The value of type `T` (created by `create` when the key is empty) in
+    /// one lookup; `Err` is `create`'s.
+    pub fn get_or_create<T: ModuleValue, E>(
+        &mut self,
+        create: impl FnOnce() -> Result<Box<T>, E>,
+    ) -> Result<Value<'_, T>, E> {
+        match self.lookup::<T>() {
+            RawLookup::Found(v) => {
+                // SAFETY: as in `get`; the key borrow bounds the reference.
+                Ok(Value::Found(unsafe { &mut *v }))
+            }
+            RawLookup::WrongType => Ok(Value::WrongType),
+            RawLookup::Missing => Ok(Value::Found(self.set(create()?))),
+        }
+    }
+
     pub fn get<T: ModuleValue>(&mut self) -> Lookup<'_, T> {
+        match self.lookup::<T>() {
+            // SAFETY: `lookup` returns the live value of the open key; the
+            // key borrow bounds the reference.
+            RawLookup::Found(v) => Lookup::Found(unsafe { &mut *v }),
+            RawLookup::Missing => Lookup::Missing,
+            RawLookup::WrongType => Lookup::WrongType,
+        }
+    }
+
+    /// The key's value as a raw pointer (tracked when opened for writing).
+    fn lookup<T: ModuleValue>(&mut self) -> RawLookup<T> {
         let kind = rm!(RedisModule_KeyType(self.ptr));
         if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
-            return Lookup::Missing;
+            return RawLookup::Missing;
         }
         if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int
             || rm!(RedisModule_ModuleTypeGetType(self.ptr)) != T::handle()
         {
-            return Lookup::WrongType;
+            return RawLookup::WrongType;
         }
         let value = rm!(RedisModule_ModuleTypeGetValue(self.ptr)).cast::<T>();
         // SAFETY: a key of type T::handle() always holds a Box<T> set by
-        // `set` or by the type's rdb_load; the key borrow bounds the reference.
+        // `set` or by the type's rdb_load.
         match unsafe { value.as_mut() } {
             Some(v) => {
                 if self.write {
@@ -249,9 +287,9 @@ impl Key<'_> {
                         memory,
                     });
                 }
-                Lookup::Found(v)
+                RawLookup::Found(std::ptr::from_mut(v))
             }
-            None => Lookup::Missing,
+            None => RawLookup::Missing,
         }
     }
 

@@ -14,4 +14,4 @@ pub mod io;
 pub mod stats;
 
 pub use command::RStr;
-pub use context::{Ctx, Key, Lookup, ReplyError};
+pub use context::{Ctx, Key, Lookup, ReplyError, Value};

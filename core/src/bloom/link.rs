@@ -1,7 +1,5 @@
 //! One link of a chain: its parameters, its bit array and the bit probing of §3.4.
 
-use std::num::NonZeroU64;
-
 use super::sizing::{bits_per_entry, hash_count, size_link};
 use super::{CreateError, HashPair, LoadError};
 use crate::alloc::try_zeroed;
@@ -26,7 +24,10 @@ pub struct Link {
     n2: u8,
     size: u64,
     /// Index modulus: 2^n2 for legacy power-of-two links, else `bits`.
-    modulus: NonZeroU64,
+    modulus: u64,
+    /// 2^64 mod `modulus`: what a wrap of the 64-bit probe sum takes off the
+    /// index, so probes advance without a division (see [`Probes`]).
+    wrap: u64,
     data: Vec<u8>,
 }
 
@@ -121,6 +122,9 @@ impl Link {
         let invalid = LoadError::Invalid("link fields out of range");
         let n2 = u8::try_from(meta.n2).map_err(|_| invalid)?;
         let modulus = if n2 > 0 { 1u64 << n2 } else { meta.bits };
+        if modulus == 0 {
+            return Err(invalid);
+        }
         Ok(Link {
             entries: meta.entries,
             error: meta.error,
@@ -129,18 +133,43 @@ impl Link {
             bits: meta.bits,
             n2,
             size: meta.size,
-            modulus: NonZeroU64::new(modulus).ok_or(invalid)?,
+            modulus,
+            wrap: 0u64.wrapping_sub(modulus) % modulus,
             data,
         })
     }
 
     /// The bit indices probed for `h`.
+    #[inline]
     fn probes(&self, h: HashPair) -> Probes {
+        let d = self.modulus;
+        // Two reductions per item instead of one per probe; a mask for the
+        // power-of-two moduli of legacy links.
+        let reduce = |v: u64| {
+            if d.is_power_of_two() {
+                v & (d - 1)
+            } else {
+                v % d
+            }
+        };
         Probes {
-            next: h.a,
+            sum: h.a,
+            index: reduce(h.a),
             step: h.b,
+            step_index: reduce(h.b),
+            wrap: self.wrap,
+            modulus: d,
             left: self.hashes,
-            modulus: self.modulus,
+        }
+    }
+
+    /// Prefetches the bytes of the first `limit` probes of `h`.
+    #[inline]
+    pub(crate) fn prefetch(&self, h: HashPair, limit: u32) {
+        for x in self.probes(h).take(limit as usize) {
+            if let Some(byte) = self.data.get((x >> 3) as usize) {
+                crate::prefetch::prefetch(byte);
+            }
         }
     }
 
@@ -205,21 +234,124 @@ impl Link {
 }
 
 /// Iterator over `(a + i*b) mod modulus` for i in 0..hashes, with the sum in
-/// wrapping 64-bit arithmetic; stepping by `b` avoids the multiplication.
+/// wrapping 64-bit arithmetic (COMPAT §3.4).
+///
+/// The index is advanced without dividing: with `s_i` the 64-bit sum and
+/// `r_i = s_i mod d`, `s_{i+1} = s_i + b - w·2^64` (w = 1 when the sum
+/// wraps), so `r_{i+1} = (r_i + (b mod d) - w·(2^64 mod d)) mod d`, where
+/// both corrections are a single conditional add or subtract.
 struct Probes {
-    next: u64,
+    sum: u64,
+    index: u64,
     step: u64,
+    step_index: u64,
+    wrap: u64,
+    modulus: u64,
     left: u32,
-    modulus: NonZeroU64,
 }
 
 impl Iterator for Probes {
     type Item = u64;
 
+    #[inline]
     fn next(&mut self) -> Option<u64> {
         self.left = self.left.checked_sub(1)?;
-        let x = self.next;
-        self.next = x.wrapping_add(self.step);
-        Some(x % self.modulus)
+        let x = self.index;
+        let d = self.modulus;
+        let (sum, wrapped) = self.sum.overflowing_add(self.step);
+        self.sum = sum;
+        // x + step_index < 2d; the true sum may exceed 2^64 when d > 2^63.
+        let (r, carry) = x.overflowing_add(self.step_index);
+        let mut r = if carry || r >= d {
+            r.wrapping_sub(d)
+        } else {
+            r
+        };
+        if wrapped {
+            r = if r >= self.wrap {
+                r - self.wrap
+            } else {
+                r + (d - self.wrap)
+            };
+        }
+        self.index = r;
+        Some(x)
+    }
+}
+
+#[cfg(test)]
+mod probe_tests {
+    use super::*;
+
+    /// The incremental reduction equals `(a + i*b) mod d` computed directly.
+    fn check(a: u64, b: u64, d: u64, k: u32) {
+        let p = Probes {
+            sum: a,
+            index: if d.is_power_of_two() {
+                a & (d - 1)
+            } else {
+                a % d
+            },
+            step: b,
+            step_index: if d.is_power_of_two() {
+                b & (d - 1)
+            } else {
+                b % d
+            },
+            wrap: 0u64.wrapping_sub(d) % d,
+            modulus: d,
+            left: k,
+        };
+        let got: Vec<u64> = p.collect();
+        let want: Vec<u64> = (0..u64::from(k))
+            .map(|i| a.wrapping_add(i.wrapping_mul(b)) % d)
+            .collect();
+        assert_eq!(got, want, "a={a} b={b} d={d}");
+    }
+
+    #[test]
+    fn incremental_modulo_matches_division() {
+        let mut x = 0x9e3779b97f4a7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let moduli = [
+            1,
+            2,
+            3,
+            7,
+            8,
+            1 << 20,
+            9585059,
+            (1 << 32) + 1,
+            (1 << 63) - 1,
+            1 << 63,
+            (1 << 63) + 1,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        for &d in &moduli {
+            for &(a, b) in &[
+                (0, 0),
+                (u64::MAX, u64::MAX),
+                (u64::MAX, 1),
+                (d, d),
+                (d - 1, d - 1),
+            ] {
+                check(a, b, d, 40);
+            }
+            for _ in 0..2000 {
+                check(next(), next(), d, 25);
+            }
+        }
+        for _ in 0..20000 {
+            let d = next() >> (next() % 64);
+            if d > 0 {
+                check(next(), next(), d, 12);
+            }
+        }
     }
 }

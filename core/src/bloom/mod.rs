@@ -208,7 +208,77 @@ impl Chain {
 
     /// Membership by pair; newest link first, as recent items are likelier.
     pub fn contains_hashed(&self, h: HashPair) -> bool {
+        if self.links.len() > 1 {
+            // Start the first probe of every link at once: on a long chain
+            // their misses then overlap instead of queueing link by link.
+            for link in &self.links {
+                link.prefetch(h, 1);
+            }
+        }
         self.links.iter().rev().any(|link| link.contains(h))
+    }
+
+    /// Prefetches what adding (`for_add`) or checking `h` will read: every
+    /// probe of the newest link for an add, only the first for a check (which
+    /// usually stops there on an absent item: on a large filter each needless
+    /// prefetch costs a page walk), and the first probe of older links.
+    /// A hint only.
+    #[inline]
+    pub fn prefetch(&self, h: HashPair, for_add: bool) {
+        let Some((newest, older)) = self.links.split_last() else {
+            return;
+        };
+        newest.prefetch(h, if for_add { newest.hashes() } else { 1 });
+        for link in older {
+            link.prefetch(h, 1);
+        }
+    }
+
+    /// Adds `items` in order, as repeated [`Chain::add`] would (each item sees
+    /// the bits of the ones before it), calling `each` with every outcome
+    /// until it returns `false`. The batch is hashed first and the lines of
+    /// item `i + DISTANCE` are prefetched while item `i` is added, so the
+    /// cache misses of a batch on a large filter overlap.
+    pub fn add_batch<I: AsRef<[u8]>>(
+        &mut self,
+        items: &[I],
+        mut each: impl FnMut(AddOutcome) -> bool,
+    ) {
+        if let [item] = items {
+            each(self.add(item.as_ref()));
+            return;
+        }
+        let hashes: Vec<HashPair> = items.iter().map(|i| self.hash(i.as_ref())).collect();
+        for h in hashes.iter().take(crate::prefetch::DISTANCE) {
+            self.prefetch(*h, true);
+        }
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + crate::prefetch::DISTANCE) {
+                self.prefetch(ahead, true);
+            }
+            if !each(self.add_hashed(h)) {
+                return;
+            }
+        }
+    }
+
+    /// Membership of each of `items`, in order, with the prefetching of
+    /// [`Chain::add_batch`].
+    pub fn contains_batch<I: AsRef<[u8]>>(&self, items: &[I], mut each: impl FnMut(bool)) {
+        if let [item] = items {
+            each(self.contains(item.as_ref()));
+            return;
+        }
+        let hashes: Vec<HashPair> = items.iter().map(|i| self.hash(i.as_ref())).collect();
+        for h in hashes.iter().take(crate::prefetch::DISTANCE) {
+            self.prefetch(*h, false);
+        }
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + crate::prefetch::DISTANCE) {
+                self.prefetch(ahead, false);
+            }
+            each(self.links.iter().rev().any(|link| link.contains(h)));
+        }
     }
 
     /// BF.INFO Capacity: sum of link capacities (wrapping like the C sum).

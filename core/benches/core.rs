@@ -1,0 +1,160 @@
+//! Micro-benchmarks of the core: `cargo bench -p rsbloom-core`
+//! (`make bench` runs them too, shortened).
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use rsbloom_core::bloom::Chain;
+use rsbloom_core::cuckoo::{hash_item, CuckooFilter};
+use rsbloom_core::hash::{murmur2, murmur64a};
+
+fn items(prefix: &str, n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| format!("{prefix}{i:012}").into_bytes())
+        .collect()
+}
+
+fn hashing(c: &mut Criterion) {
+    let mut g = c.benchmark_group("hash");
+    for len in [12usize, 64] {
+        let data = vec![0xabu8; len];
+        g.throughput(Throughput::Bytes(len as u64));
+        g.bench_function(format!("murmur64a/{len}B"), |b| {
+            b.iter(|| murmur64a(black_box(&data), 0xc6a4a7935bd1e995))
+        });
+        g.bench_function(format!("murmur2/{len}B"), |b| {
+            b.iter(|| murmur2(black_box(&data), 0x9747b28c))
+        });
+    }
+    g.finish();
+}
+
+fn bloom(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bloom");
+    let probe = items("x", 1000);
+    g.throughput(Throughput::Elements(probe.len() as u64));
+
+    // 1M capacity, 1% (about 1.2 MiB: cache-resident).
+    let mut small = Chain::new(1_000_000, 0.01, 2, false).unwrap();
+    for it in items("s", 500_000) {
+        small.add(&it);
+    }
+    g.bench_function("check/1M", |b| {
+        b.iter(|| probe.iter().filter(|i| small.contains(i)).count())
+    });
+    g.bench_function("add/1M", |b| {
+        b.iter_batched_ref(
+            || Chain::new(1_000_000, 0.01, 2, false).unwrap(),
+            |chain| {
+                probe.iter().for_each(|i| {
+                    black_box(chain.add(i));
+                })
+            },
+            BatchSize::LargeInput,
+        )
+    });
+
+    // 50M capacity, 0.1% (about 90 MiB: far larger than cache).
+    let mut big = Chain::new(50_000_000, 0.001, 2, false).unwrap();
+    for it in items("b", 200_000) {
+        big.add(&it);
+    }
+    g.bench_function("check/90MiB one by one", |b| {
+        b.iter(|| probe.iter().filter(|i| big.contains(i)).count())
+    });
+    g.bench_function("check/90MiB batch", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for chunk in probe.chunks(100) {
+                big.contains_batch(chunk, |f| n += usize::from(f));
+            }
+            n
+        })
+    });
+    let mut round = 0u32;
+    g.bench_function("add/90MiB one by one", |b| {
+        b.iter(|| {
+            round += 1;
+            for i in &probe {
+                let mut item = i.clone();
+                item.extend_from_slice(&round.to_le_bytes());
+                big.add(&item);
+            }
+        })
+    });
+    g.bench_function("add/90MiB batch", |b| {
+        b.iter(|| {
+            round += 1;
+            let batch: Vec<Vec<u8>> = probe
+                .iter()
+                .map(|i| [i.as_slice(), &round.to_le_bytes()].concat())
+                .collect();
+            for chunk in batch.chunks(100) {
+                big.add_batch(chunk, |_| true);
+            }
+        })
+    });
+
+    // A chain of 11 links (capacity 1000, expansion 2).
+    let mut chain = Chain::new(1000, 0.01, 2, false).unwrap();
+    for it in items("c", 1_030_000) {
+        chain.add(&it);
+    }
+    assert!(chain.num_links() >= 10);
+    g.bench_function("check/11 links", |b| {
+        b.iter(|| probe.iter().filter(|i| chain.contains(i)).count())
+    });
+    g.finish();
+}
+
+fn cuckoo(c: &mut Criterion) {
+    let mut g = c.benchmark_group("cuckoo");
+    let probe: Vec<_> = items("x", 1000).iter().map(|i| hash_item(i)).collect();
+    g.throughput(Throughput::Elements(probe.len() as u64));
+    g.bench_function("hash_item", |b| {
+        let raw = items("x", 1000);
+        b.iter(|| raw.iter().map(|i| hash_item(i).fp as u64).sum::<u64>())
+    });
+
+    let mut cf = CuckooFilter::new(2_000_000, 2, 20, 1).unwrap();
+    for it in items("s", 1_000_000) {
+        cf.insert(hash_item(&it));
+    }
+    g.bench_function("check/2M", |b| {
+        b.iter(|| probe.iter().filter(|&&h| cf.contains(h)).count())
+    });
+    g.bench_function("insert/2M empty", |b| {
+        b.iter_batched_ref(
+            || CuckooFilter::new(2_000_000, 2, 20, 1).unwrap(),
+            |f| {
+                probe.iter().for_each(|&h| {
+                    black_box(f.insert(h));
+                })
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    // Nearly full (95%): most inserts go through the kick-out path.
+    let full = {
+        let mut f = CuckooFilter::new(65536, 2, 500, 1).unwrap();
+        for it in items("f", 62_000) {
+            f.insert(hash_item(&it));
+        }
+        f
+    };
+    g.bench_function("insert/kick-out (95% full)", |b| {
+        b.iter_batched_ref(
+            || full.try_clone().unwrap(),
+            |f| {
+                probe.iter().for_each(|&h| {
+                    black_box(f.insert(h));
+                })
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, hashing, bloom, cuckoo);
+criterion_main!(benches);
