@@ -334,7 +334,12 @@ impl Drop for Server {
             .as_mut()
             .is_none_or(|c| matches!(c.try_wait(), Ok(None)));
         self.kill();
-        if !std::thread::panicking() {
+        if std::thread::panicking() {
+            // The test failed already; say whether the server is why.
+            if !alive {
+                eprintln!("server on port {} had died:\n{}", self.port, self.log());
+            }
+        } else {
             assert!(
                 alive || self.allow_crash,
                 "server died during the test:\n{}",
