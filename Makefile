@@ -22,13 +22,13 @@ run: build
 test:
 	scripts/ensure-deps.sh test
 	$(CARGO) build --release
-	$(CARGO) test --release --workspace
+	$(CARGO) test --profile ci --workspace
 
 ## The long differential run: 1,000,000 random commands per family.
 test-long:
 	scripts/ensure-deps.sh test
 	$(CARGO) build --release
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --release --test differential -- --nocapture
+	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test differential -- --nocapture
 
 ## Fuzzing (fuzz/README.md): cargo-fuzz on the stable toolchain through
 ## RUSTC_BOOTSTRAP (cargo-fuzz needs -Z flags). `make fuzz` runs every target

@@ -17,12 +17,19 @@ fn panic_module() -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
             .current_dir(&repo)
-            .args(["build", "--release", "--lib", "--features", "panic-test"])
+            .args([
+                "build",
+                "--profile",
+                "ci",
+                "--lib",
+                "--features",
+                "panic-test",
+            ])
             .env("CARGO_TARGET_DIR", &target)
             .status()
             .expect("run cargo build --features panic-test");
         assert!(status.success(), "building the panic-test module failed");
-        let so = target.join("release/librsbloom.so");
+        let so = target.join("ci/librsbloom.so");
         assert!(so.exists(), "{} missing", so.display());
         so
     })

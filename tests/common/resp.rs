@@ -103,6 +103,14 @@ impl Conn {
         self.read()
     }
 
+    /// Like [`Conn::cmd`], but `None` instead of a panic when the connection fails.
+    pub fn try_cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Option<Reply> {
+        let mut buf = Vec::new();
+        encode_into(&mut buf, args);
+        self.writer.write_all(&buf).ok()?;
+        read_reply(&mut self.reader).ok()
+    }
+
     /// Switches the connection to RESP3 (`HELLO 3`).
     pub fn resp3(&mut self) {
         let r = self.cmd(&["HELLO", "3"]);
@@ -111,13 +119,8 @@ impl Conn {
 
     /// Writes a command without waiting (for pipelining).
     pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {
-        let mut buf = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            let a = a.as_ref();
-            buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            buf.extend_from_slice(a);
-            buf.extend_from_slice(b"\r\n");
-        }
+        let mut buf = Vec::new();
+        encode_into(&mut buf, args);
         self.writer.write_all(&buf).expect("write to server");
     }
 

@@ -255,10 +255,18 @@ impl Server {
             if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return false;
             }
-            if let Ok(mut c) = Conn::connect(self.port) {
-                if let Reply::Bulk(info) = c.cmd(&["INFO", "server"]) {
-                    let ours = format!("process_id:{pid}\r");
-                    return String::from_utf8_lossy(&info).contains(&ours);
+            // INFO answers while the dataset loads: ready means ours and loaded.
+            // A reset probe (a server exiting on this port) just means not yet.
+            if let Some(Reply::Bulk(info)) = Conn::connect(self.port)
+                .ok()
+                .and_then(|mut c| c.try_cmd(&["INFO"]))
+            {
+                let info = String::from_utf8_lossy(&info);
+                if !info.contains(&format!("process_id:{pid}\r")) {
+                    return false;
+                }
+                if info.contains("loading:0\r") {
+                    return true;
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
