@@ -225,22 +225,22 @@ fn maxmemory_denies_writes_without_partial_effects() {
         let r = c.cmd(&["CONFIG", "SET", "maxmemory", &pinned.to_string()]);
         assert_eq!(r, ok());
         let denied: Vec<Vec<Vec<u8>>> = vec![
-            args!["BF.RESERVE", "new-bf", "0.01", "100"],
-            args!["BF.ADD", "bf", "b"],
-            args!["BF.ADD", "new-bf", "b"],
-            args!["BF.MADD", "bf", "b", "c"],
-            args!["BF.INSERT", "bf", "ITEMS", "b"],
-            args!["BF.INSERT", "new-bf", "CAPACITY", "1000000", "ITEMS", "b"],
-            args!["BF.LOADCHUNK", "new-bf", "1", bf_hdr.as_bytes()],
-            args!["BF.LOADCHUNK", "bf", "145", vec![0xffu8; 144]],
-            args!["CF.RESERVE", "new-cf", "1000000"],
-            args!["CF.ADD", "cf", "b"],
-            args!["CF.ADD", "new-cf", "b"],
-            args!["CF.ADDNX", "cf", "b"],
-            args!["CF.INSERT", "cf", "ITEMS", "b"],
-            args!["CF.INSERTNX", "new-cf", "ITEMS", "b"],
-            args!["CF.LOADCHUNK", "new-cf", "1", cf_hdr.as_bytes()],
-            args!["CF.LOADCHUNK", "cf", "1025", vec![0xffu8; 1024]],
+            args!["BF.RESERVE", "new-bf", "0.01", "100"].to_vec(),
+            args!["BF.ADD", "bf", "b"].to_vec(),
+            args!["BF.ADD", "new-bf", "b"].to_vec(),
+            args!["BF.MADD", "bf", "b", "c"].to_vec(),
+            args!["BF.INSERT", "bf", "ITEMS", "b"].to_vec(),
+            args!["BF.INSERT", "new-bf", "CAPACITY", "1000000", "ITEMS", "b"].to_vec(),
+            args!["BF.LOADCHUNK", "new-bf", "1", bf_hdr.as_bytes()].to_vec(),
+            args!["BF.LOADCHUNK", "bf", "145", vec![0xffu8; 144]].to_vec(),
+            args!["CF.RESERVE", "new-cf", "1000000"].to_vec(),
+            args!["CF.ADD", "cf", "b"].to_vec(),
+            args!["CF.ADD", "new-cf", "b"].to_vec(),
+            args!["CF.ADDNX", "cf", "b"].to_vec(),
+            args!["CF.INSERT", "cf", "ITEMS", "b"].to_vec(),
+            args!["CF.INSERTNX", "new-cf", "ITEMS", "b"].to_vec(),
+            args!["CF.LOADCHUNK", "new-cf", "1", cf_hdr.as_bytes()].to_vec(),
+            args!["CF.LOADCHUNK", "cf", "1025", vec![0xffu8; 1024]].to_vec(),
         ];
         for cmd in &denied {
             let r = c.cmd(cmd);
