@@ -15,7 +15,7 @@ const CF_KEYS: usize = 600;
 fn bf_key(i: usize) -> String {
     // Every tenth Bloom key shares its hash tag (and so its slot) with a
     // Cuckoo key.
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         format!("{{tag{i}}}:bf")
     } else {
         format!("bf:{i}")
@@ -23,7 +23,7 @@ fn bf_key(i: usize) -> String {
 }
 
 fn cf_key(i: usize) -> String {
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         format!("{{tag{i}}}:cf")
     } else {
         format!("cf:{i}")

@@ -92,7 +92,7 @@ impl Cluster {
                 let info = Conn::connect(m)
                     .map(|mut conn| conn.cmd(&["INFO", "replication"]))
                     .ok();
-                info.map_or(false, |r| {
+                info.is_some_and(|r| {
                     let text = String::from_utf8_lossy(r.as_bytes()).to_string();
                     text.contains("connected_slaves:1") && text.contains("state=online")
                 })
@@ -268,9 +268,8 @@ impl ClusterClient {
     }
 
     fn conn(&mut self, port: u16) -> Option<&mut Conn> {
-        if !self.conns.contains_key(&port) {
-            let c = Conn::connect(port).ok()?;
-            self.conns.insert(port, c);
+        if let std::collections::hash_map::Entry::Vacant(e) = self.conns.entry(port) {
+            e.insert(Conn::connect(port).ok()?);
         }
         self.conns.get_mut(&port)
     }
