@@ -8,30 +8,19 @@ use std::time::{Duration, Instant};
 fn populate(c: &mut Conn) {
     assert_eq!(c.cmd(&["BF.RESERVE", "bf", "0.01", "50"]), ok());
     assert_eq!(c.cmd(&["CF.RESERVE", "cf", "64", "BUCKETSIZE", "2"]), ok());
-    for i in 0..300 {
-        let item = format!("item{i}");
-        c.send(&["BF.ADD", "bf", &item]);
-        c.send(&["CF.ADD", "cf", &item]);
-    }
-    for _ in 0..600 {
-        assert!(!c.read().is_error());
+    let adds: Vec<Vec<String>> = (0..300)
+        .flat_map(|i| {
+            let item = format!("item{i}");
+            [
+                vec!["BF.ADD".into(), "bf".into(), item.clone()],
+                vec!["CF.ADD".into(), "cf".into(), item],
+            ]
+        })
+        .collect();
+    for r in c.pipeline(&adds) {
+        assert!(!r.is_error());
     }
     assert_eq!(c.cmd(&["CF.DEL", "cf", "item7"]), int(1));
-}
-
-fn full_scandump(c: &mut Conn, cmd: &str, key: &str) -> Vec<Reply> {
-    let mut out = Vec::new();
-    let mut iter = "0".to_string();
-    loop {
-        let r = c.cmd(&[cmd, key, &iter]);
-        let parts = r.as_array().to_vec();
-        out.push(r);
-        let next = parts[0].as_int();
-        if next == 0 {
-            return out;
-        }
-        iter = next.to_string();
-    }
 }
 
 #[test]
@@ -40,15 +29,15 @@ fn copy_makes_an_independent_identical_filter() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
-        for (key, scandump, add, exists) in [
-            ("bf", "BF.SCANDUMP", "BF.ADD", "BF.EXISTS"),
-            ("cf", "CF.SCANDUMP", "CF.ADD", "CF.EXISTS"),
+        for (key, fam, add, exists) in [
+            ("bf", Fam::Bf, "BF.ADD", "BF.EXISTS"),
+            ("cf", Fam::Cf, "CF.ADD", "CF.EXISTS"),
         ] {
             let copy = format!("{key}-copy");
             assert_eq!(c.cmd(&["COPY", key, &copy]), int(1), "{flavor:?} {key}");
             assert_eq!(
-                full_scandump(&mut c, scandump, key),
-                full_scandump(&mut c, scandump, &copy)
+                filters::scandump_with_end(&mut c, fam, key),
+                filters::scandump_with_end(&mut c, fam, &copy)
             );
             assert_eq!(c.cmd(&["DUMP", key]), c.cmd(&["DUMP", &copy]));
             // Independent: writing the copy leaves the original alone.
@@ -112,16 +101,6 @@ fn last_duration_us(c: &mut Conn, name: &str) -> i64 {
     panic!("{name} not in slowlog: {log:?}");
 }
 
-fn used_memory(c: &mut Conn) -> i64 {
-    let info = String::from_utf8(c.cmd(&["INFO", "memory"]).as_bytes().to_vec()).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
 /// Creates a ~1.05 GiB filter (COMPAT §3.2: 300M entries at 1e-6), touches
 /// every page, UNLINKs it and returns the server time UNLINK took.
 fn unlink_huge_filter(c: &mut Conn) -> i64 {
@@ -134,12 +113,12 @@ fn unlink_huge_filter(c: &mut Conn) -> i64 {
     // 20 000 items x 21 probes hit every 4 KiB page, so the memory is resident.
     let script = "for i=1,20000 do redis.call('BF.ADD','huge',i) end";
     c.cmd(&["EVAL", script, "0"]);
-    assert!(used_memory(c) > 1 << 30);
+    assert!(info::used_memory::<i64>(c) > 1 << 30);
     c.cmd(&["SLOWLOG", "RESET"]);
     assert_eq!(c.cmd(&["UNLINK", "huge"]), int(1));
     let us = last_duration_us(c, "UNLINK");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while used_memory(c) > 1 << 28 {
+    while info::used_memory::<i64>(c) > 1 << 28 {
         assert!(Instant::now() < deadline, "memory not released");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -167,15 +146,7 @@ fn info_section_counts_keys_memory_and_commands() {
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        let field = |c: &mut Conn, name: &str| -> String {
-            let info = String::from_utf8(c.cmd(&["INFO", "bf"]).as_bytes().to_vec()).unwrap();
-            let prefix = format!("{name}:");
-            info.lines()
-                .find_map(|l| l.strip_prefix(&prefix))
-                .unwrap_or_else(|| panic!("{name} in {info}"))
-                .trim()
-                .to_string()
-        };
+        let field = |c: &mut Conn, name: &str| info::field(c, "bf", name);
         assert_eq!(field(&mut c, "bf_version"), env!("CARGO_PKG_VERSION"));
         assert_eq!(field(&mut c, "bf_bloom_keys"), "0");
         populate(&mut c);

@@ -255,21 +255,6 @@ fn check_answers(seen: &BTreeMap<String, Vec<Reply>>) {
     }
 }
 
-fn full_scandump(c: &mut Conn, cmd: &str, key: &str) -> Vec<Reply> {
-    let mut out = Vec::new();
-    let mut iter = "0".to_string();
-    loop {
-        let r = c.cmd(&[cmd, key, &iter]);
-        assert!(!r.is_error(), "{cmd} {key}: {r:?}");
-        let next = r.as_array()[0].as_int();
-        out.push(r);
-        if next == 0 {
-            return out;
-        }
-        iter = next.to_string();
-    }
-}
-
 /// Every module command's key is found by the server's key extraction
 /// (what cluster clients use with `COMMAND GETKEYS` / `COMMAND INFO`).
 fn check_getkeys(port: u16) {
@@ -482,11 +467,11 @@ fn cluster_test(flavor: Flavor) {
     );
     let dumps = [src.cmd(&["DUMP", &bfk]), src.cmd(&["DUMP", &cfk])];
     let scans = [
-        full_scandump(&mut src, "BF.SCANDUMP", &bfk),
-        full_scandump(&mut src, "CF.SCANDUMP", &cfk),
+        filters::scandump_with_end(&mut src, Fam::Bf, &bfk),
+        filters::scandump_with_end(&mut src, Fam::Cf, &cfk),
     ];
     assert!(
-        scans[0].len() > 2 && scans[1].len() > 2,
+        scans[0].0.len() > 1 && scans[1].0.len() > 1, // header and data, then the end marker
         "multi-chunk dumps"
     );
     let infos = [src.cmd(&["BF.INFO", &bfk]), src.cmd(&["CF.INFO", &cfk])];
@@ -541,8 +526,14 @@ fn cluster_test(flavor: Flavor) {
     );
     assert_eq!(dst.cmd(&["CLUSTER", "COUNTKEYSINSLOT", &s]), int(2));
     assert_eq!([dst.cmd(&["DUMP", &bfk]), dst.cmd(&["DUMP", &cfk])], dumps);
-    assert_eq!(full_scandump(&mut dst, "BF.SCANDUMP", &bfk), scans[0]);
-    assert_eq!(full_scandump(&mut dst, "CF.SCANDUMP", &cfk), scans[1]);
+    assert_eq!(
+        filters::scandump_with_end(&mut dst, Fam::Bf, &bfk),
+        scans[0]
+    );
+    assert_eq!(
+        filters::scandump_with_end(&mut dst, Fam::Cf, &cfk),
+        scans[1]
+    );
     assert_eq!(
         [dst.cmd(&["BF.INFO", &bfk]), dst.cmd(&["CF.INFO", &cfk])],
         infos

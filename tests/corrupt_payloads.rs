@@ -64,24 +64,17 @@ enum Case {
     },
 }
 
-fn scandump(c: &mut Conn, cmd: &str, key: &str) -> (Vec<u8>, Vec<(i64, Vec<u8>)>) {
-    let r = c.cmd(&[cmd, key, "0"]);
-    let a = r.as_array();
-    assert_eq!(a[0], int(1), "{cmd} {key} 0: {r:?}");
-    let header = a[1].as_bytes().to_vec();
-    let mut chunks = Vec::new();
-    let mut it = 1i64;
-    loop {
-        let r = c.cmd(&[cmd, key, &it.to_string()]);
-        let a = r.as_array();
-        let next = a[0].as_int();
-        if next == 0 {
-            break;
-        }
-        chunks.push((next, a[1].as_bytes().to_vec()));
-        it = next;
-        assert!(chunks.len() < 100_000, "{cmd} does not end");
-    }
+/// The header and the data chunks of a full SCANDUMP (end marker unchecked).
+fn scandump(c: &mut Conn, fam: Fam, key: &str) -> (Vec<u8>, Vec<(i64, Vec<u8>)>) {
+    let cmd = fam.cmd("SCANDUMP");
+    let mut chunks = filters::scandump_with_end(c, fam, key).0;
+    assert_eq!(
+        chunks.first().map(|h| h.0),
+        Some(1),
+        "{cmd} {key} 0: header"
+    );
+    let (_, header) = chunks.remove(0);
+    assert!(chunks.len() < 100_000, "{cmd} does not end");
     (header, chunks)
 }
 
@@ -176,7 +169,7 @@ fn genuine_sources(c: &mut Conn) -> Vec<Source> {
             assert_eq!(c.cmd(&["CF.DEL", "g", "i0"]), int(1));
         }
         let payload = c.cmd(&["DUMP", "g"]).as_bytes().to_vec();
-        let (header, chunks) = scandump(c, if bloom { "BF.SCANDUMP" } else { "CF.SCANDUMP" }, "g");
+        let (header, chunks) = scandump(c, if bloom { Fam::Bf } else { Fam::Cf }, "g");
         assert_eq!(c.cmd(&["DEL", "g"]), int(1));
         out.push(Source {
             bloom,
@@ -531,7 +524,7 @@ fn check_filter(c: &mut Conn, key: &str) -> Result<&'static str, String> {
     if a[0] == int(0) {
         return Ok(if bloom { "bloom" } else { "cuckoo-empty" });
     }
-    let (header, chunks) = scandump(c, &cmd, key);
+    let (header, chunks) = scandump(c, if bloom { Fam::Bf } else { Fam::Cf }, key);
     let load = format!("{p}.LOADCHUNK");
     let r = c.cmd(&args![&load, "copy", "1", &header]);
     if r == ok() {

@@ -3,19 +3,10 @@
 //! and counters marked "verified" in COMPAT or taken from RedisBloom 2.8.2
 //! where its behaviour is the 8.x one.
 mod common;
+use common::filters::cf_header;
 use common::*;
 
 // ---------------------------------------------------------------- helpers
-
-/// Splits a command line on spaces.
-fn line(c: &mut Conn, cmd: &str) -> Reply {
-    let args: Vec<&str> = cmd.split(' ').collect();
-    c.cmd(&args)
-}
-
-fn arr(items: Vec<Reply>) -> Reply {
-    Reply::Array(items)
-}
 
 /// 1/0 in RESP2, true/false in RESP3.
 fn boolean(resp3: bool, v: bool) -> Reply {
@@ -41,20 +32,8 @@ fn arity(name: &str) -> Reply {
     ))
 }
 
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// CONFIG SET of a module config, unprefixed (Redis ≥ 8) or `bf.`-prefixed.
-fn config_set(c: &mut Conn, name: &str, value: &str) {
-    let r = c.cmd(&["CONFIG", "SET", name, value]);
-    if r == ok() {
-        return;
-    }
-    let r = c.cmd(&["CONFIG", "SET", &format!("bf.{name}"), value]);
-    assert_eq!(r, ok(), "CONFIG SET {name} {value}");
 }
 
 /// Runs `f` on a fresh server of every flavor, once per protocol.
@@ -82,27 +61,9 @@ fn info_values(c: &mut Conn, key: &str) -> Vec<i64> {
     }
 }
 
-/// Header and every data chunk of a full CF.SCANDUMP iteration, each with
-/// the position that follows it (the LOADCHUNK position of that chunk).
-fn scandump(c: &mut Conn, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut pos = 0i64;
-    loop {
-        let r = c.cmd(&args!["CF.SCANDUMP", key, pos.to_string()]);
-        let a = r.as_array();
-        let next = a[0].as_int();
-        if next == 0 {
-            assert!(matches!(a[1], Reply::Nil | Reply::Null), "{r:?}");
-            return out;
-        }
-        out.push((next, a[1].as_bytes().to_vec()));
-        pos = next;
-    }
-}
-
 /// The slot bytes of all sub-filters (the data chunks concatenated).
 fn slots(c: &mut Conn, key: &str) -> Vec<u8> {
-    scandump(c, key)
+    filters::scandump(c, Fam::Cf, key)
         .into_iter()
         .skip(1)
         .flat_map(|(_, d)| d)
@@ -742,7 +703,7 @@ fn scandump_of_a_large_sub_filter_is_chunked() {
                 assert_eq!(a[1].as_bytes().len(), len, "pos {pos}");
             }
         }
-        let total: usize = scandump(&mut c, "big")
+        let total: usize = filters::scandump(&mut c, Fam::Cf, "big")
             .iter()
             .skip(1)
             .map(|(_, d)| d.len())
@@ -765,13 +726,13 @@ fn scandump_loadchunk_round_trip() {
         let r = line(c, &format!("CF.INSERT src ITEMS {}", items("i", 200)));
         assert_eq!(r.as_array().len(), 200);
         assert_eq!(line(c, "CF.DEL src i7"), b(true));
-        let dump = scandump(c, "src");
+        let dump = filters::scandump(c, Fam::Cf, "src");
         assert!(dump.len() > 3, "want several sub-filters: {}", dump.len());
         for (pos, data) in &dump {
             let r = c.cmd(&args!["CF.LOADCHUNK", "dst", pos.to_string(), data]);
             assert_eq!(r, ok(), "pos {pos}");
         }
-        assert_eq!(scandump(c, "dst"), dump);
+        assert_eq!(filters::scandump(c, Fam::Cf, "dst"), dump);
         assert_eq!(info_values(c, "dst"), info_values(c, "src"));
         assert_eq!(debug(c, "dst"), debug(c, "src"));
         let mut expected = vec![b(true); 200];
@@ -784,30 +745,10 @@ fn scandump_loadchunk_round_trip() {
     });
 }
 
-/// A 38-byte CF.LOADCHUNK header (§6.5).
-fn header(
-    items: u64,
-    buckets: u64,
-    deletes: u64,
-    filters: u64,
-    bs: u16,
-    mi: u16,
-    x: u16,
-) -> Vec<u8> {
-    let mut h = Vec::new();
-    for v in [items, buckets, deletes, filters] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    for v in [bs, mi, x] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    h
-}
-
 #[test]
 fn loadchunk_errors() {
     each(|c, _| {
-        let good = header(1, 4, 0, 1, 2, 20, 1);
+        let good = cf_header(1, 4, 0, 1, 2, 20, 1);
         let load = |c: &mut Conn, key: &str, pos: &str, data: &[u8]| {
             c.cmd(&args!["CF.LOADCHUNK", key, pos, data])
         };
@@ -821,17 +762,17 @@ fn loadchunk_errors() {
         assert_eq!(load(c, "k", "1", b""), err("Invalid header"));
         let cannot = err("Couldn't create filter!");
         for bad in [
-            header(1, 4, 0, 0, 2, 20, 1),       // no sub-filter
-            header(1, 4, 0, 65536, 2, 20, 1),   // 65536 mod 2^16 = 0
-            header(1, 3, 0, 1, 2, 20, 1),       // buckets not a power of two
-            header(1, 0, 0, 1, 2, 20, 1),       // no buckets
-            header(1, 1 << 56, 0, 1, 2, 20, 1), // above 2^56 - 1
-            header(1, 4, 0, 1, 0, 20, 1),       // bucket size 0
-            header(1, 4, 0, 1, 256, 20, 1),     // bucket size above 255
-            header(1, 4, 0, 1, 2, 0, 1),        // max iterations 0
-            header(1, 4, 0, 1, 2, 20, 32769),   // expansion above 32768
-            header(1, 4, 0, 2, 2, 20, 0),       // expansion 0 with 2 sub-filters
-            header(1, 4, 0, 3, 2, 20, 3),       // expansion not a power of two
+            cf_header(1, 4, 0, 0, 2, 20, 1),       // no sub-filter
+            cf_header(1, 4, 0, 65536, 2, 20, 1),   // 65536 mod 2^16 = 0
+            cf_header(1, 3, 0, 1, 2, 20, 1),       // buckets not a power of two
+            cf_header(1, 0, 0, 1, 2, 20, 1),       // no buckets
+            cf_header(1, 1 << 56, 0, 1, 2, 20, 1), // above 2^56 - 1
+            cf_header(1, 4, 0, 1, 0, 20, 1),       // bucket size 0
+            cf_header(1, 4, 0, 1, 256, 20, 1),     // bucket size above 255
+            cf_header(1, 4, 0, 1, 2, 0, 1),        // max iterations 0
+            cf_header(1, 4, 0, 1, 2, 20, 32769),   // expansion above 32768
+            cf_header(1, 4, 0, 2, 2, 20, 0),       // expansion 0 with 2 sub-filters
+            cf_header(1, 4, 0, 3, 2, 20, 3),       // expansion not a power of two
         ] {
             assert_eq!(load(c, "k", "1", &bad), cannot, "{bad:?}");
         }
@@ -866,8 +807,8 @@ fn loadchunk_errors() {
 
         // The header's bucket size bound follows cf-initial-size.
         config_set(c, "cf-initial-size", "8");
-        assert_eq!(load(c, "k5", "1", &header(1, 4, 0, 1, 5, 20, 1)), cannot);
-        assert_eq!(load(c, "k4", "1", &header(1, 4, 0, 1, 4, 20, 1)), ok());
+        assert_eq!(load(c, "k5", "1", &cf_header(1, 4, 0, 1, 5, 20, 1)), cannot);
+        assert_eq!(load(c, "k4", "1", &cf_header(1, 4, 0, 1, 4, 20, 1)), ok());
     });
 }
 
@@ -877,31 +818,7 @@ fn loadchunk_errors() {
 /// command propagated (no WAIT here: its GETACK would move it too, and
 /// replica pings are disabled by the test).
 fn repl_offset(c: &mut Conn) -> i64 {
-    let info = c.cmd(&["INFO", "replication"]);
-    let text = String::from_utf8_lossy(info.as_bytes()).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix("master_repl_offset:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-fn start_replica(master: &Server) -> Server {
-    let replica = Server::builder(master.flavor(), Module::Rsbloom)
-        .arg("--replicaof")
-        .arg("127.0.0.1")
-        .arg(&master.port.to_string())
-        .start();
-    let mut rc = replica.conn();
-    for _ in 0..500 {
-        let info = rc.cmd(&["INFO", "replication"]);
-        if String::from_utf8_lossy(info.as_bytes()).contains("master_link_status:up") {
-            return replica;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("replica did not sync");
+    info::num(c, "replication", "master_repl_offset")
 }
 
 #[test]
@@ -911,7 +828,7 @@ fn replication_follows_the_command_table() {
             .arg("--repl-ping-replica-period")
             .arg("3600")
             .start();
-        let replica = start_replica(&master);
+        let replica = master.start_replica();
         let mut c = master.conn();
         line(&mut c, "SET warmup 1");
         // (command, replicated?)
@@ -959,7 +876,7 @@ fn replication_follows_the_command_table() {
         );
         assert_eq!(repl_offset(&mut c), before);
         // LOADCHUNK: header and data chunks.
-        let dump = scandump(&mut c, "m");
+        let dump = filters::scandump(&mut c, Fam::Cf, "m");
         for (pos, data) in &dump {
             let before = repl_offset(&mut c);
             let r = c.cmd(&args!["CF.LOADCHUNK", "copy", pos.to_string(), data]);
@@ -976,7 +893,11 @@ fn replication_follows_the_command_table() {
         assert_eq!(c.cmd(&["WAIT", "1", "5000"]), int(1));
         let mut rc = replica.conn();
         for key in ["k", "auto", "m", "copy"] {
-            assert_eq!(scandump(&mut rc, key), scandump(&mut c, key), "{key}");
+            assert_eq!(
+                filters::scandump(&mut rc, Fam::Cf, key),
+                filters::scandump(&mut c, Fam::Cf, key),
+                "{key}"
+            );
             assert_eq!(info_values(&mut rc, key), info_values(&mut c, key), "{key}");
         }
     }

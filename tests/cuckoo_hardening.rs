@@ -4,32 +4,8 @@
 //! test whose server log shows a crash or a caught panic).
 mod common;
 use common::dump::{self, Prim, CF_MODULE_ID};
+use common::filters::cf_header;
 use common::*;
-
-fn line(c: &mut Conn, cmd: &str) -> Reply {
-    let args: Vec<&str> = cmd.split(' ').collect();
-    c.cmd(&args)
-}
-
-fn alive(c: &mut Conn) {
-    assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
-}
-
-fn arr(items: Vec<Reply>) -> Reply {
-    Reply::Array(items)
-}
-
-/// A 38-byte CF.LOADCHUNK header (§6.5).
-fn header(items: u64, buckets: u64, filters: u64, bs: u16, mi: u16, x: u16) -> Vec<u8> {
-    let mut h = Vec::new();
-    for v in [items, buckets, 0, filters] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    for v in [bs, mi, x] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    h
-}
 
 fn loadchunk(c: &mut Conn, key: &str, pos: u64, data: &[u8]) -> Reply {
     c.cmd(&args!["CF.LOADCHUNK", key, pos.to_string(), data])
@@ -43,26 +19,6 @@ fn scandump(c: &mut Conn, key: &str, pos: u64) -> (i64, Vec<u8>) {
         d => d.as_bytes().to_vec(),
     };
     (a[0].as_int(), data)
-}
-
-fn full_dump(c: &mut Conn, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    loop {
-        let (next, data) = scandump(c, key, pos);
-        if next == 0 {
-            return out;
-        }
-        out.push((next, data));
-        pos = next as u64;
-    }
-}
-
-fn config_set(c: &mut Conn, name: &str, value: &str) {
-    if c.cmd(&["CONFIG", "SET", name, value]) != ok() {
-        let r = c.cmd(&["CONFIG", "SET", &format!("bf.{name}"), value]);
-        assert_eq!(r, ok(), "CONFIG SET {name} {value}");
-    }
 }
 
 /// The primitives of a version-4 cuckoo value with the given sub-filters.
@@ -240,13 +196,16 @@ fn item4_zero_bucket_sub_filter_header_is_rejected() {
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        let r = loadchunk(&mut c, "z", 1, &header(1, 4, 2, 2, 20, 0));
+        let r = loadchunk(&mut c, "z", 1, &cf_header(1, 4, 0, 2, 2, 20, 0));
         assert_eq!(r, err("Couldn't create filter!"));
         alive(&mut c);
         assert_eq!(line(&mut c, "CF.EXISTS z x"), int(0));
         assert_eq!(line(&mut c, "EXISTS z"), int(0));
         // One sub-filter with expansion 0 is a legitimate non-scaling filter.
-        assert_eq!(loadchunk(&mut c, "z", 1, &header(1, 4, 1, 2, 20, 0)), ok());
+        assert_eq!(
+            loadchunk(&mut c, "z", 1, &cf_header(1, 4, 0, 1, 2, 20, 0)),
+            ok()
+        );
         assert_eq!(line(&mut c, "CF.EXISTS z x"), int(0));
     }
 }
@@ -257,12 +216,15 @@ fn item5_non_power_of_two_growth_header_is_rejected() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         for x in [3, 5, 6, 100, 32767] {
-            let r = loadchunk(&mut c, "p", 1, &header(1, 4, 3, 2, 20, x));
+            let r = loadchunk(&mut c, "p", 1, &cf_header(1, 4, 0, 3, 2, 20, x));
             assert_eq!(r, err("Couldn't create filter!"), "expansion {x}");
             alive(&mut c);
         }
         assert_eq!(line(&mut c, "EXISTS p"), int(0));
-        assert_eq!(loadchunk(&mut c, "p", 1, &header(1, 4, 3, 2, 20, 4)), ok());
+        assert_eq!(
+            loadchunk(&mut c, "p", 1, &cf_header(1, 4, 0, 3, 2, 20, 4)),
+            ok()
+        );
         // 4 + 16 + 64 buckets of 2 slots.
         let r = c.cmd(&["CF.INFO", "p"]);
         assert_eq!(r.as_array()[1], int(40 + 16 * 3 + 168));
@@ -285,7 +247,7 @@ fn item6_slot_offsets_beyond_4_gib() {
     for flavor in flavors().into_iter().take(1) {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        let r = loadchunk(&mut c, "t", 1, &header(0, 1 << 33, 1, 1, 20, 1));
+        let r = loadchunk(&mut c, "t", 1, &cf_header(0, 1 << 33, 0, 1, 1, 20, 1));
         assert_eq!(r, ok(), "{flavor:?}: 8 GiB header");
         assert_eq!(line(&mut c, "CF.ADD t t2"), int(1));
         let (next, data) = scandump(&mut c, "t", RIGHT + 1);
@@ -312,7 +274,7 @@ fn item7_loadchunk_past_the_end_is_refused() {
         let mut c = s.conn();
         assert_eq!(line(&mut c, "CF.RESERVE k 100"), ok());
         assert_eq!(line(&mut c, "CF.ADD k x"), int(1));
-        let before = full_dump(&mut c, "k");
+        let before = filters::scandump_with_end(&mut c, Fam::Cf, "k").0;
         assert_eq!(before[1].1.len(), 128);
         for (pos, data) in [
             (203, &b"dd"[..]),
@@ -324,10 +286,13 @@ fn item7_loadchunk_past_the_end_is_refused() {
             assert_eq!(r, err("Couldn't load chunk!"), "pos {pos}");
             alive(&mut c);
         }
-        assert_eq!(full_dump(&mut c, "k"), before);
+        assert_eq!(filters::scandump_with_end(&mut c, Fam::Cf, "k").0, before);
         // The last two bytes are still writable.
         assert_eq!(loadchunk(&mut c, "k", 129, b"dd"), ok());
-        assert_eq!(&full_dump(&mut c, "k")[1].1[126..], b"dd");
+        assert_eq!(
+            &filters::scandump_with_end(&mut c, Fam::Cf, "k").0[1].1[126..],
+            b"dd"
+        );
     }
 }
 
@@ -336,21 +301,10 @@ fn item7_loadchunk_past_the_end_is_refused() {
 /// Caps the server's address space at its current size plus `extra` bytes,
 /// so that big allocations fail instead of succeeding on a large machine.
 fn limit_address_space(c: &mut Conn, extra: u64) {
-    let info = c.cmd(&["INFO", "server"]);
-    let text = String::from_utf8_lossy(info.as_bytes()).into_owned();
-    let pid: i32 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("process_id:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid: i32 = info::num(c, "server", "process_id");
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let vm_kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmSize:"))
+    let vm_kib: u64 = info::find(&status, "VmSize")
         .unwrap()
-        .trim()
         .trim_end_matches("kB")
         .trim()
         .parse()
@@ -375,8 +329,8 @@ fn item12_creation_from_untrusted_sizes_fails_cleanly() {
         limit_address_space(&mut c, GIB);
         // Header sizes: 2^55 buckets × 255 and 8 GiB.
         for h in [
-            header(1, 1 << 55, 1, 255, 20, 1),
-            header(1, 1 << 30, 1, 8, 20, 1),
+            cf_header(1, 1 << 55, 0, 1, 255, 20, 1),
+            cf_header(1, 1 << 30, 0, 1, 8, 20, 1),
         ] {
             assert_eq!(
                 loadchunk(&mut c, "h", 1, &h),
@@ -411,7 +365,7 @@ fn item12_creation_from_untrusted_sizes_fails_cleanly() {
 /// next one would need 2^35 × 8 bytes (256 GiB): growth must fail.
 fn full_filter_that_cannot_grow(c: &mut Conn, key: &str) {
     limit_address_space(c, GIB);
-    let h = header(8 << 20, 1 << 20, 1, 8, 20, 32768);
+    let h = cf_header(8 << 20, 1 << 20, 0, 1, 8, 20, 32768);
     assert_eq!(loadchunk(c, key, 1, &h), ok());
     assert_eq!(loadchunk(c, key, (8 << 20) + 1, &vec![1u8; 8 << 20]), ok());
 }
@@ -460,21 +414,8 @@ fn item15_memory_failure_elements_are_8x_replies() {
 fn item14_loadchunk_data_chunks_reach_the_replica() {
     for flavor in flavors() {
         let master = Server::start(flavor, Module::Rsbloom);
-        let replica = Server::builder(flavor, Module::Rsbloom)
-            .arg("--replicaof")
-            .arg("127.0.0.1")
-            .arg(&master.port.to_string())
-            .start();
+        let replica = master.start_replica();
         let mut rc = replica.conn();
-        let synced = (0..500).any(|_| {
-            let info = rc.cmd(&["INFO", "replication"]);
-            let up = String::from_utf8_lossy(info.as_bytes()).contains("master_link_status:up");
-            if !up {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            up
-        });
-        assert!(synced, "replica did not sync");
 
         let mut c = master.conn();
         assert_eq!(line(&mut c, "CF.RESERVE src 64 EXPANSION 2"), ok());
@@ -482,13 +423,13 @@ fn item14_loadchunk_data_chunks_reach_the_replica() {
         let mut cmd = vec!["CF.INSERT".to_string(), "src".into(), "ITEMS".into()];
         cmd.extend(items.iter().cloned());
         assert_eq!(c.cmd(&cmd).as_array().len(), 300);
-        let dump = full_dump(&mut c, "src");
+        let dump = filters::scandump_with_end(&mut c, Fam::Cf, "src").0;
         assert!(dump.len() >= 3);
         for (pos, data) in &dump {
             assert_eq!(loadchunk(&mut c, "dst", *pos as u64, data), ok());
         }
         assert_eq!(c.cmd(&["WAIT", "1", "5000"]), int(1));
-        let on_replica = full_dump(&mut rc, "dst");
+        let on_replica = filters::scandump_with_end(&mut rc, Fam::Cf, "dst").0;
         assert_eq!(on_replica, dump, "{flavor:?}");
         assert!(on_replica[1..]
             .iter()

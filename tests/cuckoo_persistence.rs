@@ -2,42 +2,9 @@
 //! AOF rewrite without RDB preamble (COMPAT §6.2, §6.3) exactly: every
 //! SCANDUMP byte, CF.INFO and CF.DEBUG value.
 mod common;
+use common::filters::{snapshot, Snapshot};
 use common::*;
-
-fn line(c: &mut Conn, cmd: &str) -> Reply {
-    let args: Vec<&str> = cmd.split(' ').collect();
-    c.cmd(&args)
-}
-
-/// Everything observable about a filter: CF.DEBUG, CF.INFO, and the full
-/// SCANDUMP iteration (header and chunks with their positions).
-#[derive(Debug, PartialEq)]
-struct Snapshot {
-    debug: Reply,
-    info: Reply,
-    dump: Vec<(i64, Vec<u8>)>,
-}
-
-fn snapshot(c: &mut Conn, key: &str) -> Snapshot {
-    let mut dump = Vec::new();
-    let mut pos = 0i64;
-    loop {
-        let r = c.cmd(&args!["CF.SCANDUMP", key, pos.to_string()]);
-        let a = r.as_array();
-        let next = a[0].as_int();
-        if next == 0 {
-            assert_eq!(a[1], Reply::Nil, "{key}");
-            break;
-        }
-        dump.push((next, a[1].as_bytes().to_vec()));
-        pos = next;
-    }
-    Snapshot {
-        debug: c.cmd(&["CF.DEBUG", key]),
-        info: c.cmd(&["CF.INFO", key]),
-        dump,
-    }
-}
+use std::time::Duration;
 
 const KEYS: [&str; 7] = [
     "grown",
@@ -94,7 +61,7 @@ fn populate(c: &mut Conn) {
 }
 
 fn snapshots(c: &mut Conn) -> Vec<Snapshot> {
-    let all: Vec<Snapshot> = KEYS.iter().map(|k| snapshot(c, k)).collect();
+    let all: Vec<Snapshot> = KEYS.iter().map(|k| snapshot(c, Fam::Cf, k)).collect();
     // Sanity: the interesting shapes really are there.
     assert!(all[0].dump.len() > 3, "grown has several sub-filters");
     assert_eq!(all[4].dump, []);
@@ -107,17 +74,6 @@ fn snapshots(c: &mut Conn) -> Vec<Snapshot> {
     all
 }
 
-fn wait_for(c: &mut Conn, section: &str, done: impl Fn(&str) -> bool) {
-    for _ in 0..1500 {
-        let info = c.cmd(&["INFO", section]);
-        if done(&String::from_utf8_lossy(info.as_bytes())) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("timed out waiting on INFO {section}");
-}
-
 #[test]
 fn rdb_debug_reload_and_restart() {
     for flavor in flavors() {
@@ -126,12 +82,12 @@ fn rdb_debug_reload_and_restart() {
         populate(&mut c);
         let before = snapshots(&mut c);
         assert_eq!(line(&mut c, "DEBUG RELOAD"), ok());
-        let after: Vec<Snapshot> = KEYS.iter().map(|k| snapshot(&mut c, k)).collect();
+        let after: Vec<Snapshot> = KEYS.iter().map(|k| snapshot(&mut c, Fam::Cf, k)).collect();
         assert_eq!(after, before, "{flavor:?}: DEBUG RELOAD");
         s.restart(true);
         let mut c = s.conn();
         assert_eq!(line(&mut c, "DBSIZE"), int(KEYS.len() as i64));
-        let after: Vec<Snapshot> = KEYS.iter().map(|k| snapshot(&mut c, k)).collect();
+        let after: Vec<Snapshot> = KEYS.iter().map(|k| snapshot(&mut c, Fam::Cf, k)).collect();
         assert_eq!(after, before, "{flavor:?}: restart");
         assert_eq!(line(&mut c, "CF.EXISTS grown g1"), int(1));
         assert_eq!(line(&mut c, "CF.EXISTS grown g50"), int(0));
@@ -149,8 +105,8 @@ fn dump_restore_round_trip() {
             let copy = format!("{key}-copy");
             assert_eq!(c.cmd(&args!["RESTORE", copy, "0", payload]), ok());
             assert_eq!(
-                snapshot(&mut c, &copy),
-                snapshot(&mut c, key),
+                snapshot(&mut c, Fam::Cf, &copy),
+                snapshot(&mut c, Fam::Cf, key),
                 "{flavor:?} {key}"
             );
         }
@@ -161,26 +117,18 @@ fn dump_restore_round_trip() {
 fn aof_rewrite_without_preamble() {
     for flavor in flavors() {
         let mut s = Server::builder(flavor, Module::Rsbloom)
-            .arg("--appendonly")
-            .arg("yes")
-            .arg("--aof-use-rdb-preamble")
-            .arg("no")
+            .aof_without_preamble()
             .start();
         let mut c = s.conn();
         populate(&mut c);
         let before = snapshots(&mut c);
         let r = line(&mut c, "BGREWRITEAOF");
         assert!(matches!(r, Reply::Simple(_)), "{r:?}");
-        wait_for(&mut c, "persistence", |i| {
+        info::wait_for(&mut c, "persistence", Duration::from_secs(30), |i| {
             i.contains("aof_rewrite_in_progress:0") && i.contains("aof_rewrite_scheduled:0")
         });
         // The rewrite really is made of CF.LOADCHUNK commands.
-        let base = std::fs::read_dir(s.dir().join("appendonlydir"))
-            .unwrap()
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().contains(".base.aof"))
-            .expect("base AOF file");
-        let text = std::fs::read(base.path()).unwrap();
+        let text = s.base_aof();
         let count = text.windows(12).filter(|w| w == b"CF.LOADCHUNK").count();
         // Per filter: the header and one command per chunk, also for the
         // filters without items (§6.3), whose single sub-filter is one chunk.
@@ -193,7 +141,7 @@ fn aof_rewrite_without_preamble() {
         s.restart(false);
         let mut c = s.conn();
         assert_eq!(line(&mut c, "DBSIZE"), int(KEYS.len() as i64));
-        let after: Vec<Snapshot> = KEYS.iter().map(|k| snapshot(&mut c, k)).collect();
+        let after: Vec<Snapshot> = KEYS.iter().map(|k| snapshot(&mut c, Fam::Cf, k)).collect();
         assert_eq!(after, before, "{flavor:?}: AOF rewrite");
         assert_eq!(line(&mut c, "CF.ADD empty x"), int(1));
     }

@@ -28,21 +28,6 @@ const CHECK_EVERY: usize = 10_000;
 const MAX_PRINTED_MISMATCHES: usize = 12;
 const HISTORY: usize = 1000;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Fam {
-    Bf,
-    Cf,
-}
-
-impl Fam {
-    fn prefix(self) -> &'static str {
-        match self {
-            Fam::Bf => "BF",
-            Fam::Cf => "CF",
-        }
-    }
-}
-
 fn seed() -> u64 {
     match std::env::var("RSBLOOM_DIFF_SEED") {
         Ok(s) => s
@@ -1355,8 +1340,8 @@ impl Runner {
         let prefix = self.fam.prefix();
         for key in self.gen.all_keys() {
             self.stats.keys_checked += 1;
-            let a = scandump(self.rs.conn(false), prefix, &key);
-            let b = scandump(self.rf.conn(false), prefix, &key);
+            let a = filters::try_scandump(self.rs.conn(false), self.fam, &key);
+            let b = filters::try_scandump(self.rf.conn(false), self.fam, &key);
             let dump = vec![b"DUMP".to_vec(), key.clone()];
             let da = self.rs.cmd(&dump);
             let db = self.rf.cmd(&dump);

@@ -14,21 +14,6 @@ use common::*;
 
 const PROBES: usize = 10_000;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Fam {
-    Bf,
-    Cf,
-}
-
-impl Fam {
-    fn prefix(self) -> &'static str {
-        match self {
-            Fam::Bf => "BF",
-            Fam::Cf => "CF",
-        }
-    }
-}
-
 /// A filter of the set: key, creation command (if any), number of items
 /// added (named `<key>:<i>`), items deleted afterwards (every `del_every`-th),
 /// whether to run CF.COMPACT at the end.
@@ -313,7 +298,7 @@ struct Snapshot {
 fn snapshot(fam: Fam, side: &mut Side, key: &[u8], spec: &Spec) -> Snapshot {
     let p = fam.prefix();
     let c = side.conn(false);
-    let scandump = scandump(c, p, key);
+    let scandump = filters::try_scandump(c, fam, key);
     let dump = c.cmd(&[b"DUMP".to_vec(), key.to_vec()]);
     let info = c.cmd(&[format!("{p}.INFO").into_bytes(), key.to_vec()]);
     let debug = c.cmd(&[format!("{p}.DEBUG").into_bytes(), key.to_vec()]);
@@ -328,7 +313,7 @@ fn snapshot(fam: Fam, side: &mut Side, key: &[u8], spec: &Spec) -> Snapshot {
                 .iter()
                 .map(|i| vec![b"CF.COUNT".to_vec(), key.to_vec(), i.clone()])
                 .collect();
-            pipeline(c, &cmds)
+            c.pipeline(&cmds)
         }
     };
     Snapshot {
@@ -435,9 +420,8 @@ fn move_by_restore(fam: Fam, src: &mut Side, dst: &mut Side, how: &str) -> Vec<S
 /// Full SCANDUMP on `src` → LOADCHUNK on `dst` under a new name.
 fn move_by_chunks(fam: Fam, src: &mut Side, dst: &mut Side, how: &str) -> Vec<String> {
     let mut fails = Vec::new();
-    let p = fam.prefix();
     for spec in set(fam) {
-        let pairs = match scandump(src.conn(false), p, spec.key.as_bytes()) {
+        let pairs = match filters::try_scandump(src.conn(false), fam, spec.key) {
             Ok(p) => p,
             Err(e) => {
                 fails.push(format!("{how}: SCANDUMP {} → {e:?}", spec.key));
@@ -450,7 +434,7 @@ fn move_by_chunks(fam: Fam, src: &mut Side, dst: &mut Side, how: &str) -> Vec<St
             continue;
         }
         let to = moved_key(spec.key, how);
-        let replies = loadchunks(dst.conn(false), p, &to, &pairs);
+        let replies = filters::loadchunks(dst.conn(false), fam, &to, &pairs);
         if let Some(bad) = replies.iter().find(|r| **r != ok()) {
             fails.push(format!("{how}: LOADCHUNK of {} → {bad:?}", spec.key));
             continue;

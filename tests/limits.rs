@@ -2,6 +2,7 @@
 //! abort), `maxmemory` makes deny-oom commands answer OOM without partial
 //! writes, and crafted filters cannot make one command run unbounded.
 mod common;
+use common::filters::cf_header;
 use common::*;
 
 use std::time::{Duration, Instant};
@@ -43,35 +44,8 @@ fn bf_header(size: u64, options: u32, growth: u32, links: &[Vec<u8>]) -> Vec<u8>
     h
 }
 
-/// A 38-byte CF.SCANDUMP header (COMPAT §6.5).
-fn cf_header(items: u64, nb: u64, deletes: u64, nf: u64, bs: u16, mi: u16, exp: u16) -> Vec<u8> {
-    let mut h = Vec::new();
-    for v in [items, nb, deletes, nf] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    for v in [bs, mi, exp] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    h
-}
-
 fn exists(c: &mut Conn, key: &str) -> i64 {
     c.cmd(&["EXISTS", key]).as_int()
-}
-
-fn alive(c: &mut Conn) {
-    assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
-}
-
-fn used_memory(c: &mut Conn) -> u64 {
-    let info = c.cmd(&["INFO", "memory"]);
-    let text = String::from_utf8_lossy(info.as_bytes()).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .expect("used_memory in INFO")
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 #[test]
@@ -199,7 +173,7 @@ fn maxmemory_denies_writes_without_partial_effects() {
         let cf_hdr = c.cmd(&["CF.SCANDUMP", "cf", "0"]).as_array()[1].clone();
         let bf_hdr = c.cmd(&["BF.SCANDUMP", "bf", "0"]).as_array()[1].clone();
         // A bit above what is used, then strings push usage over it.
-        let limit = used_memory(&mut c) + 1024 * 1024;
+        let limit = info::used_memory::<u64>(&mut c) + 1024 * 1024;
         assert_eq!(
             c.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]),
             ok()
@@ -217,7 +191,7 @@ fn maxmemory_denies_writes_without_partial_effects() {
             assert!(i < 100, "maxmemory never reached");
         }
         // Right at the limit, client buffers decide; pin it just below usage.
-        let pinned = used_memory(&mut c) - 200_000;
+        let pinned = info::used_memory::<u64>(&mut c) - 200_000;
         assert!(
             pinned + 1_000_000 > limit,
             "filled up to {pinned} of {limit}"
@@ -305,12 +279,12 @@ fn crafted_bloom_filter_cannot_make_a_command_slow() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         assert_eq!(c.cmd(&args!["BF.LOADCHUNK", "slow", "1", &header]), ok());
-        for k in 0..LINKS as u64 {
-            let iter = ((k + 1) * BYTES + 1).to_string();
-            c.send(&args!["BF.LOADCHUNK", "slow", iter, &data]);
-        }
-        for _ in 0..LINKS {
-            assert_eq!(c.read(), ok());
+        let chunks: Vec<_> = (0..LINKS as u64)
+            .map(|k| ((k + 1) * BYTES + 1).to_string())
+            .map(|iter| args!["BF.LOADCHUNK", "slow", iter, &data].to_vec())
+            .collect();
+        for r in c.pipeline(&chunks) {
+            assert_eq!(r, ok());
         }
         let mut worst = Duration::ZERO;
         for _ in 0..5 {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use super::info;
 use super::resp::{Conn, Reply};
 use super::server::{Flavor, Module, Server};
 
@@ -125,9 +126,7 @@ impl Cluster {
         let mut c = Conn::connect(port).ok()?;
         let r = c.cmd(&["CLUSTER", "INFO"]);
         let text = String::from_utf8_lossy(r.as_bytes()).to_string();
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{field}:")))
-            .map(|v| v.trim().to_string())
+        info::find(&text, field).map(str::to_string)
     }
 
     /// `cluster_state:ok` and all slots assigned, as seen by every node in `ports`.
@@ -270,8 +269,7 @@ impl ClusterClient {
 
     fn conn(&mut self, port: u16) -> Option<&mut Conn> {
         if let std::collections::hash_map::Entry::Vacant(e) = self.conns.entry(port) {
-            let c = Conn::connect(port).ok()?;
-            e.insert(c);
+            e.insert(Conn::connect(port).ok()?);
         }
         self.conns.get_mut(&port)
     }

@@ -1,6 +1,7 @@
 //! Helpers for differential tests (rsbloom against the reference RedisBloom
-//! 2.8.2): server pairs, pipelined execution on both sides, full SCANDUMP
-//! walks, LOADCHUNK replays, probe items and Redis' number parsers.
+//! 2.8.2): server pairs, pipelined execution on both sides, probe items and
+//! Redis' number parsers (SCANDUMP walks and LOADCHUNK replays are in
+//! `filters`).
 
 use super::{Conn, Flavor, Module, Reply, Server};
 
@@ -59,12 +60,6 @@ impl Side {
     }
 }
 
-/// Sends all commands in one write and reads all replies.
-pub fn pipeline(c: &mut Conn, cmds: &[Args]) -> Vec<Reply> {
-    c.send_many(cmds);
-    (0..cmds.len()).map(|_| c.read()).collect()
-}
-
 /// Sends the same commands to both servers before reading either, so the
 /// two servers work concurrently.
 pub fn pipeline2(a: &mut Conn, b: &mut Conn, cmds: &[Args]) -> (Vec<Reply>, Vec<Reply>) {
@@ -73,60 +68,6 @@ pub fn pipeline2(a: &mut Conn, b: &mut Conn, cmds: &[Args]) -> (Vec<Reply>, Vec<
     let ra = (0..cmds.len()).map(|_| a.read()).collect();
     let rb = (0..cmds.len()).map(|_| b.read()).collect();
     (ra, rb)
-}
-
-/// A complete SCANDUMP of `key` (`family` = "BF" or "CF"): the `(iterator,
-/// data)` pairs in the order a client would replay them with LOADCHUNK,
-/// header first. An empty vector for a CF filter without items (its
-/// SCANDUMP 0 is the end marker). Any error or malformed reply is returned
-/// as `Err` together with the pairs read so far.
-pub fn scandump(c: &mut Conn, family: &str, key: &[u8]) -> Result<Vec<(i64, Vec<u8>)>, Reply> {
-    let cmd = format!("{family}.SCANDUMP").into_bytes();
-    let mut out = Vec::new();
-    let mut it: i64 = 0;
-    for _ in 0..1_000_000 {
-        let r = c.cmd(&[cmd.clone(), key.to_vec(), it.to_string().into_bytes()]);
-        let (next, data) = match &r {
-            Reply::Array(a) if a.len() == 2 => match (&a[0], &a[1]) {
-                (Reply::Int(n), Reply::Bulk(d)) => (*n, Some(d.clone())),
-                (Reply::Int(n), Reply::Nil | Reply::Null) => (*n, None),
-                _ => return Err(r),
-            },
-            _ => return Err(r),
-        };
-        if next == 0 {
-            // BF ends with an empty bulk string, CF with a null.
-            let well_formed = match family {
-                "BF" => data.as_deref() == Some(&[][..]),
-                _ => data.is_none(),
-            };
-            if !well_formed {
-                return Err(r);
-            }
-            return Ok(out);
-        }
-        let Some(data) = data else { return Err(r) };
-        out.push((next, data));
-        it = next;
-    }
-    Err(Reply::Error("SCANDUMP does not terminate".into()))
-}
-
-/// Replays SCANDUMP pairs with LOADCHUNK; returns every reply.
-pub fn loadchunks(c: &mut Conn, family: &str, key: &[u8], pairs: &[(i64, Vec<u8>)]) -> Vec<Reply> {
-    let cmd = format!("{family}.LOADCHUNK").into_bytes();
-    let cmds: Vec<Args> = pairs
-        .iter()
-        .map(|(it, d)| {
-            vec![
-                cmd.clone(),
-                key.to_vec(),
-                it.to_string().into_bytes(),
-                d.clone(),
-            ]
-        })
-        .collect();
-    pipeline(c, &cmds)
 }
 
 /// Redis' strict integer parser (`string2ll`): optional `-`, no `+`, no

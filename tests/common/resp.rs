@@ -133,6 +133,12 @@ impl Conn {
         self.writer.write_all(&buf).expect("write to server");
     }
 
+    /// Sends all commands in one write, then reads all their replies.
+    pub fn pipeline<A: AsRef<[u8]>>(&mut self, cmds: &[Vec<A>]) -> Vec<Reply> {
+        self.send_many(cmds);
+        (0..cmds.len()).map(|_| self.read()).collect()
+    }
+
     pub fn read(&mut self) -> Reply {
         read_reply(&mut self.reader).expect("read reply from server")
     }

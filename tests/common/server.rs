@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::info;
 use super::resp::{Conn, Reply};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +109,13 @@ impl Builder {
         self.args.push(a.into());
         self
     }
+    /// AOF on, without RDB preamble (the rewrite is made of commands).
+    pub fn aof_without_preamble(self) -> Self {
+        self.arg("--appendonly")
+            .arg("yes")
+            .arg("--aof-use-rdb-preamble")
+            .arg("no")
+    }
     /// Use (and keep) an existing data directory.
     pub fn dir(mut self, d: &Path) -> Self {
         self.dir = Some(d.to_path_buf());
@@ -191,6 +199,34 @@ impl Server {
         let mut c = self.conn();
         c.resp3();
         c
+    }
+
+    /// Starts a replica of this server (same flavor, rsbloom loaded) and
+    /// waits until its link to this master is up.
+    pub fn start_replica(&self) -> Server {
+        let replica = Server::builder(self.flavor(), Module::Rsbloom)
+            .arg("--replicaof")
+            .arg("127.0.0.1")
+            .arg(&self.port.to_string())
+            .start();
+        info::wait_for(
+            &mut replica.conn(),
+            "replication",
+            Duration::from_secs(10),
+            |i| i.contains("master_link_status:up"),
+        );
+        replica
+    }
+
+    /// The base file of the multi-part AOF directory (Redis ≥ 7 / Valkey).
+    pub fn base_aof(&self) -> Vec<u8> {
+        let base = std::fs::read_dir(self.dir.join("appendonlydir"))
+            .expect("appendonlydir")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".base.aof"))
+            .expect("base AOF file");
+        std::fs::read(base).unwrap()
     }
 
     fn launch(&mut self) {

@@ -1,28 +1,13 @@
-//! Helpers shared by the Bloom integration tests (`mod bloom_support;`).
-#![allow(dead_code)]
+//! Helpers for the Bloom (BF.*) tests: other-type keys, BF.DEBUG / BF.INFO
+//! access and the BF.SCANDUMP header layout (COMPAT §6.4).
 
+use super::{flavors, line, ok, simple, Conn, Module, Reply, Server};
 use crate::args;
-use crate::common::*;
-
-pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 /// DUMP payload of `CF.RESERVE c 4` taken from RedisBloom 2.8.2 on Redis
 /// 7.0.15 (RDB 10): a Cuckoo key, "another type" for BF.* commands.
 pub const CF_DUMP: &str =
     "07813016e5a28982140402010202020002000202021402010202050400000000000a00dd7d2b2c82efcbda";
-
-/// Sends a space-separated command line.
-pub fn q(c: &mut Conn, line: &str) -> Reply {
-    c.cmd(&line.split(' ').collect::<Vec<_>>())
-}
-
-pub fn arr(items: Vec<Reply>) -> Reply {
-    Reply::Array(items)
-}
-
-pub fn simple(s: &str) -> Reply {
-    Reply::Simple(s.into())
-}
 
 /// Bytes of a hex string; whitespace is ignored.
 pub fn hex(s: &str) -> Vec<u8> {
@@ -40,23 +25,15 @@ pub fn each_server(f: impl Fn(&mut Conn, &mut Conn)) {
         let s = Server::start(flavor, Module::Rsbloom);
         let (mut c2, mut c3) = (s.conn(), s.conn3());
         f(&mut c2, &mut c3);
-        assert_eq!(q(&mut c2, "PING"), simple("PONG"), "{flavor:?}");
+        assert_eq!(line(&mut c2, "PING"), simple("PONG"), "{flavor:?}");
     }
 }
 
 /// Makes `str` a string key and `cf` a Cuckoo key.
 pub fn other_types(c: &mut Conn) {
-    assert_eq!(q(c, "SET str v"), ok());
+    assert_eq!(line(c, "SET str v"), ok());
     assert_eq!(c.cmd(&args!["RESTORE", "cf", "0", hex(CF_DUMP)]), ok());
-    assert_eq!(q(c, "TYPE cf"), simple("MBbloomCF"));
-}
-
-/// CONFIG SET of a module config, unprefixed where the server has it.
-pub fn config_set(c: &mut Conn, name: &str, value: &str) {
-    if c.cmd(&["CONFIG", "SET", name, value]) != ok() {
-        let prefixed = format!("bf.{name}");
-        assert_eq!(c.cmd(&["CONFIG", "SET", &prefixed, value]), ok());
-    }
+    assert_eq!(line(c, "TYPE cf"), simple("MBbloomCF"));
 }
 
 pub fn debug_lines(c: &mut Conn, key: &str) -> Vec<String> {
@@ -76,34 +53,6 @@ pub fn info_field(c: &mut Conn, key: &str, field: &str) -> Reply {
     match r {
         Reply::Array(mut v) if v.len() == 1 => v.remove(0),
         other => panic!("BF.INFO {key} {field}: {other:?}"),
-    }
-}
-
-/// Every `(iterator, data)` pair of a full SCANDUMP iteration, header first.
-pub fn scandump(c: &mut Conn, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut pairs = Vec::new();
-    let mut it = 0;
-    loop {
-        let r = c.cmd(&["BF.SCANDUMP", key, &it.to_string()]);
-        let next = r.as_array()[0].as_int();
-        let data = r.as_array()[1].as_bytes().to_vec();
-        if next == 0 {
-            assert_eq!(data, b"", "end marker is an empty bulk");
-            return pairs;
-        }
-        pairs.push((next, data));
-        it = next;
-    }
-}
-
-/// Replays SCANDUMP pairs with BF.LOADCHUNK into `key`.
-pub fn loadchunks(c: &mut Conn, key: &str, pairs: &[(i64, Vec<u8>)]) {
-    for (iter, data) in pairs {
-        assert_eq!(
-            c.cmd(&args!["BF.LOADCHUNK", key, iter.to_string(), data]),
-            ok(),
-            "chunk at {iter}"
-        );
     }
 }
 

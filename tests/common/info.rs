@@ -1,0 +1,66 @@
+//! Reading `name:value` fields of the server's `INFO` text (and of other
+//! replies in that format, like `CLUSTER INFO`).
+
+use std::time::{Duration, Instant};
+
+use super::resp::Conn;
+
+/// The value of the `name:value` line in `text`, trimmed.
+pub fn find<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .map(str::trim)
+}
+
+/// The text of `INFO <section>`.
+pub fn text(c: &mut Conn, section: &str) -> String {
+    let r = c.cmd(&["INFO", section]);
+    String::from_utf8_lossy(r.as_bytes()).into_owned()
+}
+
+/// A field of `INFO <section>`; panics when it is missing.
+pub fn field(c: &mut Conn, section: &str, name: &str) -> String {
+    let info = text(c, section);
+    match find(&info, name) {
+        Some(v) => v.to_string(),
+        None => panic!("{name} in {info}"),
+    }
+}
+
+/// A numeric field of `INFO <section>`.
+pub fn num<T: std::str::FromStr>(c: &mut Conn, section: &str, name: &str) -> T
+where
+    T::Err: std::fmt::Debug,
+{
+    field(c, section, name).parse().unwrap()
+}
+
+/// `used_memory` from `INFO memory`.
+pub fn used_memory<T: std::str::FromStr>(c: &mut Conn) -> T
+where
+    T::Err: std::fmt::Debug,
+{
+    num(c, "memory", "used_memory")
+}
+
+/// Polls `INFO <section>` every 20 ms until `done` holds for its text, which
+/// is returned; panics after `limit`.
+pub fn wait_for(
+    c: &mut Conn,
+    section: &str,
+    limit: Duration,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + limit;
+    loop {
+        let info = text(c, section);
+        if done(&info) {
+            return info;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting on INFO {section}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
