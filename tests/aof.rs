@@ -6,7 +6,7 @@
 //!
 //! The seed is printed; `RSBLOOM_OPS_SEED=<seed>` reproduces a run.
 mod common;
-use common::diff::{pipeline, sargs, Args};
+use common::diff::{sargs, Args};
 use common::resp::{encode_into, read_reply};
 use common::stream::{assert_same, info_field, snapshot, Stream, MODULE_ARGS};
 use common::*;
@@ -282,7 +282,7 @@ fn kill_mid_stream(flavor: Flavor, preamble: &str, seed: u64) {
     // replaying onto a plain server until the digests agree.
     let oracle = plain_server(flavor);
     let mut oc = oracle.conn();
-    pipeline(&mut oc, &cmds[..acked]);
+    oc.pipeline(&cmds[..acked]);
     let target = c.cmd(&["DEBUG", "DIGEST"]);
     let mut applied = acked;
     while oc.cmd(&["DEBUG", "DIGEST"]) != target {

@@ -35,7 +35,7 @@ fn fragment(c: &mut Conn) {
         cmds.push(bf);
         cmds.push(cf);
     }
-    for r in common::diff::pipeline(c, &cmds) {
+    for r in c.pipeline(&cmds) {
         assert!(!r.is_error(), "{r:?}");
     }
     let dels: Vec<_> = (0..FILTERS)
@@ -47,7 +47,7 @@ fn fragment(c: &mut Conn) {
             ]
         })
         .collect();
-    common::diff::pipeline(c, &dels);
+    c.pipeline(&dels);
 }
 
 fn enable(c: &mut Conn) -> Reply {

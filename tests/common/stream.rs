@@ -19,7 +19,8 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use super::diff::{pipeline, sargs, scandump, show_args, Args};
+use super::diff::{sargs, show_args, Args};
+use super::filters::{try_scandump, Fam};
 use super::{Conn, Reply};
 
 /// Seed from `RSBLOOM_OPS_SEED`, else from the clock; the caller prints it.
@@ -107,7 +108,7 @@ impl Stream {
         let (mut cmds, mut replies) = (Vec::new(), Vec::new());
         while cmds.len() < n {
             let b = self.batch(c, batch.min(n - cmds.len()));
-            let r = pipeline(c, &b);
+            let r = c.pipeline(&b);
             for (a, r) in b.iter().zip(&r) {
                 self.observe(a, r);
             }
@@ -337,7 +338,8 @@ impl Stream {
         } else {
             self.key(keys)
         };
-        let Ok(mut pairs) = scandump(reads, fam, &src) else {
+        let family = if fam == "BF" { Fam::Bf } else { Fam::Cf };
+        let Ok(mut pairs) = try_scandump(reads, family, &src) else {
             return vec![];
         };
         if pairs.is_empty() {
@@ -459,8 +461,8 @@ pub fn snapshot(c: &mut Conn, digests: bool) -> BTreeMap<Vec<u8>, KeySnap> {
         let kind = String::from_utf8_lossy(c.cmd(&[&b"TYPE"[..], &key]).as_bytes()).into_owned();
         let dump = c.cmd(&[&b"DUMP"[..], &key]);
         let scandump = match kind.as_str() {
-            "MBbloom--" => Some(scandump(c, "BF", &key)),
-            "MBbloomCF" => Some(scandump(c, "CF", &key)),
+            "MBbloom--" => Some(try_scandump(c, Fam::Bf, &key)),
+            "MBbloomCF" => Some(try_scandump(c, Fam::Cf, &key)),
             _ => None,
         };
         let digest = digests.then(|| c.cmd(&[&b"DEBUG"[..], b"DIGEST-VALUE", &key]));
