@@ -426,39 +426,8 @@ pub fn bloom_chunks(data: &[u8]) {
         if inp.is_empty() {
             break;
         }
-        let kind = inp.u8() % 5;
-        let (iter, chunk): (i64, Vec<u8>) = match kind {
-            0 if !genuine.is_empty() => genuine[usize::from(inp.u8()) % genuine.len()].clone(),
-            1 if !genuine.is_empty() => {
-                let (i, d) = genuine[usize::from(inp.u8()) % genuine.len()].clone();
-                (i.wrapping_add(i64::from(inp.u8() as i8)), d)
-            }
-            2 => {
-                let specials = [
-                    0,
-                    1,
-                    -1,
-                    i64::MIN,
-                    i64::MAX,
-                    total as i64,
-                    total as i64 + 1,
-                    inp.u64() as i64,
-                ];
-                let iter = specials[usize::from(inp.u8()) % specials.len()];
-                let len = usize::from(inp.u8());
-                (iter, inp.bytes(len).to_vec())
-            }
-            3 if !orig_data.is_empty() => {
-                let from = usize::from(inp.u16()) % orig_data.len();
-                let len = usize::from(inp.u16()) % (orig_data.len() - from + 1);
-                let iter = (from + len + 1) as i64 + i64::from(inp.u8() as i8 % 3);
-                (iter, orig_data[from..from + len].to_vec())
-            }
-            _ => {
-                let len = usize::from(inp.u8() % 32);
-                (i64::from(inp.u32()), inp.bytes(len).to_vec())
-            }
-        };
+        let specials = [0, 1, -1, i64::MIN, i64::MAX, total as i64, total as i64 + 1];
+        let (iter, chunk) = chunk_input(&mut inp, &genuine, &orig_data, &specials);
         let expected = spec_bloom_chunk(&links, iter, chunk.len());
         let got = c.load_chunk(iter, &chunk);
         assert_eq!(
@@ -906,40 +875,18 @@ pub fn cuckoo_chunks(data: &[u8]) {
         if inp.is_empty() {
             break;
         }
-        let (pos, chunk): (i64, Vec<u8>) = match inp.u8() % 5 {
-            0 => genuine[usize::from(inp.u8()) % genuine.len()].clone(),
-            1 => {
-                let (p, d) = genuine[usize::from(inp.u8()) % genuine.len()].clone();
-                (p.wrapping_add(i64::from(inp.u8() as i8)), d)
-            }
-            2 => {
-                let specials = [
-                    0,
-                    1,
-                    2,
-                    -1,
-                    i64::MIN,
-                    i64::MAX,
-                    total as i64,
-                    total as i64 + 1,
-                    total as i64 + 2,
-                    inp.u64() as i64,
-                ];
-                let pos = specials[usize::from(inp.u8()) % specials.len()];
-                let len = usize::from(inp.u8());
-                (pos, inp.bytes(len).to_vec())
-            }
-            3 if !orig_data.is_empty() => {
-                let from = usize::from(inp.u16()) % orig_data.len();
-                let len = usize::from(inp.u16()) % (orig_data.len() - from + 1);
-                let pos = (from + len + 1) as i64 + i64::from(inp.u8() as i8 % 3);
-                (pos, orig_data[from..from + len].to_vec())
-            }
-            _ => {
-                let len = usize::from(inp.u8() % 32);
-                (i64::from(inp.u32()), inp.bytes(len).to_vec())
-            }
-        };
+        let specials = [
+            0,
+            1,
+            2,
+            -1,
+            i64::MIN,
+            i64::MAX,
+            total as i64,
+            total as i64 + 1,
+            total as i64 + 2,
+        ];
+        let (pos, chunk) = chunk_input(&mut inp, &genuine, &orig_data, &specials);
         let expected = spec_cf_chunk(&sizes, pos, chunk.len());
         let got = c.load_chunk(pos, &chunk);
         assert_eq!(
@@ -1454,4 +1401,40 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("args", line.to_vec()));
     }
     out
+}
+
+/// One LOADCHUNK call for the chunk targets: a genuine chunk, a genuine
+/// chunk at a shifted iterator, arbitrary data at a special iterator
+/// (`specials` plus one fuzzed value), a slice of the original data at its
+/// own or a nearby iterator, or anything.
+fn chunk_input(
+    inp: &mut Input,
+    genuine: &[(i64, Vec<u8>)],
+    orig_data: &[u8],
+    specials: &[i64],
+) -> (i64, Vec<u8>) {
+    match inp.u8() % 5 {
+        0 if !genuine.is_empty() => genuine[usize::from(inp.u8()) % genuine.len()].clone(),
+        1 if !genuine.is_empty() => {
+            let (i, d) = genuine[usize::from(inp.u8()) % genuine.len()].clone();
+            (i.wrapping_add(i64::from(inp.u8() as i8)), d)
+        }
+        2 => {
+            let mut specials = specials.to_vec();
+            specials.push(inp.u64() as i64);
+            let iter = specials[usize::from(inp.u8()) % specials.len()];
+            let len = usize::from(inp.u8());
+            (iter, inp.bytes(len).to_vec())
+        }
+        3 if !orig_data.is_empty() => {
+            let from = usize::from(inp.u16()) % orig_data.len();
+            let len = usize::from(inp.u16()) % (orig_data.len() - from + 1);
+            let iter = (from + len + 1) as i64 + i64::from(inp.u8() as i8 % 3);
+            (iter, orig_data[from..from + len].to_vec())
+        }
+        _ => {
+            let len = usize::from(inp.u8() % 32);
+            (i64::from(inp.u32()), inp.bytes(len).to_vec())
+        }
+    }
 }
