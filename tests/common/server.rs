@@ -291,17 +291,21 @@ impl Server {
             if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return false;
             }
-            // INFO answers while the dataset loads: ready means ours and loaded.
+            // INFO answers while the dataset loads: ready means ours and loaded
+            // (and PING, refused while loading, agrees: a CI run once saw
+            // -LOADING right after INFO said loading:0).
             // A reset probe (a server exiting on this port) just means not yet.
-            if let Some(Reply::Bulk(info)) = Conn::connect(self.port)
-                .ok()
-                .and_then(|mut c| c.try_cmd(&["INFO"]))
-            {
+            let Ok(mut probe) = Conn::connect(self.port) else {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            };
+            if let Some(Reply::Bulk(info)) = probe.try_cmd(&["INFO"]) {
                 let info = String::from_utf8_lossy(&info);
                 if !info.contains(&format!("process_id:{pid}\r")) {
                     return false;
                 }
-                if info.contains("loading:0\r") {
+                let pong = Some(Reply::Simple("PONG".into()));
+                if info.contains("loading:0\r") && probe.try_cmd(&["PING"]) == pong {
                     return true;
                 }
             }
