@@ -254,6 +254,40 @@ fn info_and_debug() {
     });
 }
 
+/// Counters are unsigned in RedisBloom and sent as `long long`: a delete
+/// from a filter loaded with numItems 0 shows -1 items, not a clamped value.
+#[test]
+fn info_counters_wrap_like_redisbloom() {
+    each(|c, resp3| {
+        assert_eq!(line(c, "CF.ADD src x"), boolean(resp3, true));
+        let header = c.cmd(&["CF.SCANDUMP", "src", "0"]).as_array()[1]
+            .as_bytes()
+            .to_vec();
+        let data = c.cmd(&["CF.SCANDUMP", "src", "1"]);
+        let [next, chunk] = data.as_array() else {
+            panic!("{data:?}")
+        };
+        let mut zero_items = header.clone();
+        zero_items[..8].fill(0);
+        assert_eq!(
+            c.cmd(&[&b"CF.LOADCHUNK"[..], b"dst", b"1", &zero_items]),
+            ok()
+        );
+        let next = next.as_int().to_string();
+        assert_eq!(
+            c.cmd(&[
+                &b"CF.LOADCHUNK"[..],
+                b"dst",
+                next.as_bytes(),
+                chunk.as_bytes()
+            ]),
+            ok()
+        );
+        assert_eq!(line(c, "CF.DEL dst x"), boolean(resp3, true));
+        assert_eq!(info_values(c, "dst")[3..5], [-1, 1]);
+    });
+}
+
 // ---------------------------------------------------------------- inserts
 
 #[test]

@@ -56,12 +56,6 @@ fn existing_chain<'k>(key: &'k mut Key<'_>) -> Result<&'k mut Chain, ReplyError>
     }
 }
 
-/// Reply as a client sees an integer field: the C code sends the unsigned
-/// counters as `long long`, so values above `i64::MAX` wrap the same way.
-fn reply_u64(ctx: &Ctx, v: u64) {
-    ctx.reply_int(v as i64);
-}
-
 // ---- BF.RESERVE ----
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -214,10 +208,10 @@ fn info_label(field: InfoField) -> &'static str {
 
 fn reply_info_value(ctx: &Ctx, chain: &Chain, field: InfoField) {
     match field {
-        InfoField::Capacity => reply_u64(ctx, chain.capacity()),
-        InfoField::Size => reply_u64(ctx, chain.size_bytes()),
-        InfoField::Filters => reply_u64(ctx, chain.num_links() as u64),
-        InfoField::Items => reply_u64(ctx, chain.items()),
+        InfoField::Capacity => ctx.reply_u64(chain.capacity()),
+        InfoField::Size => ctx.reply_u64(chain.size_bytes()),
+        InfoField::Filters => ctx.reply_u64(chain.num_links() as u64),
+        InfoField::Items => ctx.reply_u64(chain.items()),
         InfoField::Expansion => match chain.expansion() {
             Some(growth) => ctx.reply_int(i64::from(growth)),
             None => ctx.reply_null(),
@@ -268,7 +262,7 @@ pub fn card(ctx: &Ctx, args: &[RStr]) -> Reply {
     };
     let mut key = ctx.open_key(name, false);
     match key.get::<Chain>() {
-        Lookup::Found(chain) => reply_u64(ctx, chain.items()),
+        Lookup::Found(chain) => ctx.reply_u64(chain.items()),
         Lookup::Missing => ctx.reply_int(0),
         Lookup::WrongType => return Err(ReplyError::WrongType),
     }

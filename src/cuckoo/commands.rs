@@ -32,10 +32,6 @@ fn exact_arity(args: &[RStr], n: usize) -> CmdResult {
     }
 }
 
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
 /// The filter stored at an open key: `ERR not found` when missing.
 fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut CuckooFilter, ReplyError> {
     match key.get::<CuckooFilter>() {
@@ -282,7 +278,7 @@ pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let h = hash_item(arg(args, 2)?.as_ref());
     let mut key = ctx.open_key(arg(args, 1)?, false);
     let n = cuckoo_at(&mut key).map_or(0, |cf| cf.count(h));
-    ctx.reply_int(to_i64(n));
+    ctx.reply_u64(n);
     Ok(())
 }
 
@@ -329,7 +325,7 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     ctx.reply_map(fields.len());
     for (name, value) in fields {
         ctx.reply_simple(name);
-        ctx.reply_int(to_i64(value));
+        ctx.reply_u64(value);
     }
     Ok(())
 }

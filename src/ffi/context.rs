@@ -87,6 +87,12 @@ impl Ctx {
         rm!(RedisModule_ReplyWithLongLong(self.ptr, v));
     }
 
+    /// An unsigned counter as RedisBloom sends it: cast to `long long`, so
+    /// values above `i64::MAX` (e.g. a count decremented past 0) wrap.
+    pub fn reply_u64(&self, v: u64) {
+        self.reply_int(v as i64);
+    }
+
     /// RESP3 boolean; the server sends integer 1/0 to RESP2 clients.
     pub fn reply_bool(&self, v: bool) {
         rm!(RedisModule_ReplyWithBool(self.ptr, c_int::from(v)));
