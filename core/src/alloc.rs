@@ -9,26 +9,82 @@ use std::alloc::{alloc_zeroed, Layout};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocError;
 
-/// A zeroed `Vec<u8>` of exactly `len` bytes, or `AllocError`.
+/// A zeroed block of exactly `len` bytes, or `AllocError`.
 ///
 /// Goes through the global allocator's `alloc_zeroed`, which in the module is
 /// Redis' try-calloc: big arrays stay lazily zeroed pages and are accounted in
 /// Redis' `used_memory`.
-pub fn try_zeroed(len: u64) -> Result<Vec<u8>, AllocError> {
+pub fn try_zeroed(len: u64) -> Result<Box<[u8]>, AllocError> {
     let len = usize::try_from(len).map_err(|_| AllocError)?;
     if len == 0 {
-        return Ok(Vec::new());
+        return Ok(Box::default());
     }
     let layout = Layout::array::<u8>(len).map_err(|_| AllocError)?;
     // SAFETY: layout has non-zero size; on success the block holds `len`
     // initialised (zero) bytes allocated by the global allocator with align 1,
-    // exactly what Vec<u8> with capacity `len` expects.
+    // exactly what Box<[u8]> of length `len` expects.
     unsafe {
         let ptr = alloc_zeroed(layout);
         if ptr.is_null() {
             return Err(AllocError);
         }
-        Ok(Vec::from_raw_parts(ptr, len, len))
+        Ok(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)))
+    }
+}
+
+/// `items` with `item` appended, reallocated to the exact new length.
+///
+/// RedisBloom reallocs its link and sub-filter record arrays to exact sizes;
+/// doing the same keeps the memory of identical filters identical.
+pub fn try_push_exact<T>(items: &mut Box<[T]>, item: T) -> Result<(), AllocError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(items.len() + 1)
+        .map_err(|_| AllocError)?;
+    v.extend(std::mem::take(items).into_vec());
+    v.push(item);
+    *items = v.into_boxed_slice();
+    Ok(())
+}
+
+/// Removes the last of `items`, reallocating to the exact new length; when
+/// that allocation fails nothing is removed.
+pub fn try_pop_exact<T>(items: &mut Box<[T]>) -> Result<Option<T>, AllocError> {
+    let Some(keep) = items.len().checked_sub(1) else {
+        return Ok(None);
+    };
+    let mut v = Vec::new();
+    v.try_reserve_exact(keep).map_err(|_| AllocError)?;
+    let mut old = std::mem::take(items).into_vec();
+    let last = old.pop();
+    v.extend(old);
+    *items = v.into_boxed_slice();
+    Ok(last)
+}
+
+/// A storage block the server may move (active defragmentation) or whose
+/// pages it releases before freeing the value.
+pub trait Block {
+    fn bytes_mut(&mut self) -> &mut [u8];
+
+    /// Makes `moved` this block's storage.
+    ///
+    /// # Safety
+    /// `moved` must be a copy of the block (same length, same global
+    /// allocator) made by the server, which has freed the old block.
+    unsafe fn adopt(&mut self, moved: std::ptr::NonNull<u8>);
+}
+
+impl Block for Box<[u8]> {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self
+    }
+
+    unsafe fn adopt(&mut self, moved: std::ptr::NonNull<u8>) {
+        let len = self.len();
+        // SAFETY: per the contract, `moved` holds `len` bytes from the global
+        // allocator, and the old block is already freed (so it is forgotten).
+        let new = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(moved.as_ptr(), len)) };
+        std::mem::forget(std::mem::replace(self, new));
     }
 }
 
@@ -49,14 +105,27 @@ mod tests {
         assert_eq!(try_zeroed(u64::MAX), Err(AllocError));
         assert_eq!(try_zeroed(1 << 62), Err(AllocError));
     }
+
+    #[test]
+    fn exact_push_and_pop() {
+        let mut b: Box<[u32]> = Box::default();
+        for i in 0..5 {
+            try_push_exact(&mut b, i).unwrap();
+        }
+        assert_eq!(*b, [0, 1, 2, 3, 4]);
+        assert_eq!(try_pop_exact(&mut b), Ok(Some(4)));
+        assert_eq!(*b, [0, 1, 2, 3]);
+        let mut e: Box<[u32]> = Box::default();
+        assert_eq!(try_pop_exact(&mut e), Ok(None));
+    }
 }
 
 /// A fallible copy of `src` (for COPY of a filter: no zeroing pass first).
-pub fn try_copy(src: &[u8]) -> Result<Vec<u8>, AllocError> {
+pub fn try_copy(src: &[u8]) -> Result<Box<[u8]>, AllocError> {
     let mut v = Vec::new();
     v.try_reserve_exact(src.len()).map_err(|_| AllocError)?;
     v.extend_from_slice(src);
-    Ok(v)
+    Ok(v.into_boxed_slice())
 }
 
 #[cfg(test)]
@@ -64,7 +133,7 @@ mod copy_tests {
     #[test]
     fn copies_exactly() {
         let src: Vec<u8> = (0..=255).collect();
-        assert_eq!(super::try_copy(&src).unwrap(), src);
+        assert_eq!(*super::try_copy(&src).unwrap(), *src);
         assert!(super::try_copy(&[]).unwrap().is_empty());
     }
 }

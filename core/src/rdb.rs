@@ -14,7 +14,7 @@ pub trait RdbSource {
     fn read_double(&mut self) -> Result<f64, ReadError>;
     /// A length-prefixed byte string. The Redis implementation hands over the
     /// server's buffer without copying.
-    fn read_buffer(&mut self) -> Result<Vec<u8>, ReadError>;
+    fn read_buffer(&mut self) -> Result<Box<[u8]>, ReadError>;
 }
 
 /// Writes the module I/O primitives of COMPAT §6.
@@ -72,9 +72,9 @@ impl RdbSource for PrimitiveSource<'_> {
             _ => Err(ReadError),
         }
     }
-    fn read_buffer(&mut self) -> Result<Vec<u8>, ReadError> {
+    fn read_buffer(&mut self) -> Result<Box<[u8]>, ReadError> {
         match self.items.next() {
-            Some(Primitive::Buffer(b)) => Ok(b.clone()),
+            Some(Primitive::Buffer(b)) => Ok(b.as_slice().into()),
             _ => Err(ReadError),
         }
     }
@@ -114,10 +114,10 @@ impl RdbSource for ByteSource<'_> {
     fn read_double(&mut self) -> Result<f64, ReadError> {
         Ok(f64::from_le_bytes(self.word()?))
     }
-    fn read_buffer(&mut self) -> Result<Vec<u8>, ReadError> {
+    fn read_buffer(&mut self) -> Result<Box<[u8]>, ReadError> {
         let mut len = [0u8; 4];
         len.copy_from_slice(self.take(4)?);
         let n = u32::from_le_bytes(len) as usize;
-        Ok(self.take(n)?.to_vec())
+        Ok(self.take(n)?.into())
     }
 }

@@ -4,6 +4,7 @@ use rsbloom_core::bloom::{Chain, ENCODING_VERSION};
 use std::ffi::{c_int, CStr};
 
 use crate::ffi::datatype::{DataType, TypeCell};
+use rsbloom_core::alloc::Block;
 use rsbloom_core::rdb::RdbSink;
 
 use crate::ffi::io::IoSource;
@@ -46,7 +47,7 @@ impl DataType for Chain {
         Chain::try_clone(self).ok()
     }
 
-    fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>)) {
-        self.buffers_mut().for_each(f)
+    fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block)) {
+        self.blocks_mut().for_each(f)
     }
 }

@@ -4,6 +4,7 @@ use rsbloom_core::cuckoo::{CuckooFilter, LegacyDefaults, ENCODING_VERSION};
 use std::ffi::{c_int, CStr};
 
 use crate::ffi::datatype::{DataType, TypeCell};
+use rsbloom_core::alloc::Block;
 use rsbloom_core::rdb::RdbSink;
 
 use crate::ffi::io::IoSource;
@@ -59,7 +60,7 @@ impl DataType for CuckooFilter {
         CuckooFilter::try_clone(self).ok()
     }
 
-    fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>)) {
-        self.buffers_mut().for_each(f)
+    fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block)) {
+        self.blocks_mut().for_each(f)
     }
 }

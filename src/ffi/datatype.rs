@@ -8,6 +8,7 @@ use redis_module::raw::{
     self, RedisModuleCtx, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO,
     RedisModuleString, RedisModuleType,
 };
+use rsbloom_core::alloc::Block;
 use rsbloom_core::rdb::RdbSink;
 
 use super::barrier::guarded;
@@ -39,7 +40,7 @@ pub trait DataType: Sized + 'static {
     /// Deep copy for `COPY`; `None` when memory is short.
     fn try_clone(&self) -> Option<Self>;
     /// The large storage blocks, which active defragmentation may move.
-    fn for_each_buffer_mut(&mut self, f: &mut dyn FnMut(&mut Vec<u8>));
+    fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block));
 }
 
 /// Per-type server state: the registered type and its statistics.
@@ -124,8 +125,9 @@ unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
             let mut v = Box::from_raw(value.cast::<T>());
             T::stats().freed(v.mem_usage());
             // SAFETY: the storage is about to be freed; its content is dead.
-            v.for_each_buffer_mut(&mut |buf| {
-                unsafe { super::alloc::discard(buf.as_mut_ptr(), buf.len()) };
+            v.for_each_block_mut(&mut |block| {
+                let bytes = block.bytes_mut();
+                unsafe { super::alloc::discard(bytes.as_mut_ptr(), bytes.len()) };
             });
         });
     }
@@ -202,23 +204,22 @@ unsafe extern "C" fn defrag<T: DataType>(
     }
     if let Some(v) = slot.cast::<T>().as_mut() {
         guarded("defrag", (), || {
-            v.for_each_buffer_mut(&mut |buf| defrag_vec(ctx, buf))
+            v.for_each_block_mut(&mut |block| defrag_block(ctx, block))
         });
     }
     0
 }
 
-fn defrag_vec(ctx: *mut RedisModuleDefragCtx, buf: &mut Vec<u8>) {
-    if buf.capacity() == 0 {
+fn defrag_block(ctx: *mut RedisModuleDefragCtx, block: &mut dyn Block) {
+    let bytes = block.bytes_mut();
+    if bytes.is_empty() {
         return;
     }
-    let moved = rm!(RedisModule_DefragAlloc(ctx, buf.as_mut_ptr().cast())).cast::<u8>();
-    if !moved.is_null() {
-        let (len, cap) = (buf.len(), buf.capacity());
+    let moved = rm!(RedisModule_DefragAlloc(ctx, bytes.as_mut_ptr().cast())).cast::<u8>();
+    if let Some(moved) = std::ptr::NonNull::new(moved) {
         // SAFETY: the server copied the block to `moved` (same usable size)
-        // and freed the old one, which the old Vec must therefore not free.
-        let old = std::mem::replace(buf, unsafe { Vec::from_raw_parts(moved, len, cap) });
-        std::mem::forget(old);
+        // and freed the old one.
+        unsafe { block.adopt(moved) };
     }
 }
 
@@ -289,7 +290,7 @@ mod tests {
     /// same, keeps working, and frees cleanly (a double free would abort).
     fn moves_everything<T: DataType>(mut value: T, mut write: impl FnMut(&mut T)) {
         let mut blocks = 0;
-        value.for_each_buffer_mut(&mut |_| blocks += 1);
+        value.for_each_block_mut(&mut |_| blocks += 1);
         assert!(blocks > 1);
         let before = chunks(&value);
         // SAFETY: test-only; no server is running in this process.

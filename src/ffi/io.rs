@@ -38,7 +38,7 @@ impl RdbSource for IoSource {
 
     /// Adopts the server's buffer as a `Vec` without copying: it was allocated
     /// by the server allocator, which is also this module's global allocator.
-    fn read_buffer(&mut self) -> Result<Vec<u8>, ReadError> {
+    fn read_buffer(&mut self) -> Result<Box<[u8]>, ReadError> {
         let mut len = 0usize;
         let ptr = rm!(RedisModule_LoadStringBuffer(self.io, &mut len));
         if rm!(RedisModule_IsIOError(self.io)) != 0 || ptr.is_null() {
@@ -49,12 +49,12 @@ impl RdbSource for IoSource {
         }
         if len == 0 {
             rm!(RedisModule_Free(ptr.cast()));
-            return Ok(Vec::new());
+            return Ok(Box::default());
         }
         // SAFETY: `ptr` is a live server-allocated block of at least `len`
-        // bytes, owned by us from here on; Vec frees it via the global
+        // bytes, owned by us from here on; the Box frees it via the global
         // allocator, i.e. RedisModule_Free.
-        Ok(unsafe { Vec::from_raw_parts(ptr.cast::<u8>(), len, len) })
+        Ok(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr.cast::<u8>(), len)) })
     }
 }
 

@@ -14,21 +14,22 @@ const MAX_N2: u64 = 63;
 
 /// A sub-filter (§3.1). Invariant: every probed bit index is below
 /// `8 * data.len()`, so probing never leaves the array.
+///
+/// 64 bytes, like RedisBloom's link record, so that identical filters take
+/// identical memory: `bits` is `8 * data.len()` (validated on load) and the
+/// index modulus is derived from it.
 #[derive(Debug, PartialEq)]
 pub struct Link {
     entries: u64,
     error: f64,
     bpe: f64,
-    hashes: u32,
-    bits: u64,
-    n2: u8,
     size: u64,
-    /// Index modulus: 2^n2 for legacy power-of-two links, else `bits`.
-    modulus: u64,
-    /// 2^64 mod `modulus`: what a wrap of the 64-bit probe sum takes off the
-    /// index, so probes advance without a division (see [`Probes`]).
+    /// 2^64 mod the index modulus: what a wrap of the 64-bit probe sum takes
+    /// off the index, so probes advance without a division (see [`Probes`]).
     wrap: u64,
-    data: Vec<u8>,
+    data: Box<[u8]>,
+    hashes: u32,
+    n2: u8,
 }
 
 /// Link fields as read from a header or an RDB value, before validation.
@@ -93,8 +94,7 @@ impl Link {
     }
 
     /// The bit array, for the server to move it (active defragmentation).
-    /// Its length must not change.
-    pub fn storage_mut(&mut self) -> &mut Vec<u8> {
+    pub fn storage_mut(&mut self) -> &mut Box<[u8]> {
         &mut self.data
     }
 
@@ -116,12 +116,12 @@ impl Link {
     }
 
     /// A link over `data` (adopted, not copied) after full validation.
-    pub(crate) fn from_meta(meta: &LinkMeta, data: Vec<u8>) -> Result<Link, LoadError> {
+    pub(crate) fn from_meta(meta: &LinkMeta, data: Box<[u8]>) -> Result<Link, LoadError> {
         meta.check()?;
         meta.check_bytes(data.len() as u64)?;
         let invalid = LoadError::Invalid("link fields out of range");
         let n2 = u8::try_from(meta.n2).map_err(|_| invalid)?;
-        let modulus = if n2 > 0 { 1u64 << n2 } else { meta.bits };
+        let modulus = modulus(n2, meta.bits);
         if modulus == 0 {
             return Err(invalid);
         }
@@ -129,20 +129,18 @@ impl Link {
             entries: meta.entries,
             error: meta.error,
             bpe: meta.bpe,
-            hashes: u32::try_from(meta.hashes).map_err(|_| invalid)?,
-            bits: meta.bits,
-            n2,
             size: meta.size,
-            modulus,
             wrap: 0u64.wrapping_sub(modulus) % modulus,
             data,
+            hashes: u32::try_from(meta.hashes).map_err(|_| invalid)?,
+            n2,
         })
     }
 
     /// The bit indices probed for `h`.
     #[inline]
     fn probes(&self, h: HashPair) -> Probes {
-        let d = self.modulus;
+        let d = modulus(self.n2, self.bits());
         // Two reductions per item instead of one per probe; a mask for the
         // power-of-two moduli of legacy links.
         let reduce = |v: u64| {
@@ -213,7 +211,7 @@ impl Link {
     }
     /// Stored bit count (8 × bytes).
     pub fn bits(&self) -> u64 {
-        self.bits
+        self.bytes() << 3
     }
     /// log2 of the index modulus of legacy power-of-two links, else 0.
     pub fn n2(&self) -> u8 {
@@ -230,6 +228,16 @@ impl Link {
     /// The bit array (bit x is byte x >> 3, mask 1 << (x & 7)).
     pub fn data(&self) -> &[u8] {
         &self.data
+    }
+}
+
+/// Index modulus (§3.4): 2^n2 for legacy power-of-two links, else `bits`.
+#[inline]
+fn modulus(n2: u8, bits: u64) -> u64 {
+    if n2 > 0 {
+        1u64 << n2
+    } else {
+        bits
     }
 }
 

@@ -96,7 +96,8 @@ pub struct Chain {
     size: u64,
     options: u32,
     growth: u32,
-    links: Vec<Link>,
+    /// Exactly as long as the chain (see [`crate::alloc::try_push_exact`]).
+    links: Box<[Link]>,
 }
 
 impl Chain {
@@ -122,12 +123,7 @@ impl Chain {
             .try_reserve_exact(1)
             .map_err(|_| CreateError::OutOfMemory)?;
         links.push(link);
-        Ok(Chain {
-            size: 0,
-            options,
-            growth,
-            links,
-        })
+        Ok(Chain::from_parts(0, options, growth, links))
     }
 
     /// Assembles a loaded chain; callers have validated every part.
@@ -136,7 +132,7 @@ impl Chain {
             size,
             options,
             growth,
-            links,
+            links: links.into_boxed_slice(),
         }
     }
 
@@ -194,11 +190,7 @@ impl Chain {
         let cur = self.links.last().ok_or(CreateError::Invalid)?;
         let entries = cur.entries().wrapping_mul(u64::from(self.growth));
         let link = Link::create(entries, cur.error() * ERROR_TIGHTENING, self.options)?;
-        self.links
-            .try_reserve(1)
-            .map_err(|_| CreateError::OutOfMemory)?;
-        self.links.push(link);
-        Ok(())
+        crate::alloc::try_push_exact(&mut self.links, link).map_err(|_| CreateError::OutOfMemory)
     }
 
     /// Whether `item` is (possibly falsely) present.
@@ -281,7 +273,6 @@ impl Chain {
         }
     }
 
-    /// BF.INFO Capacity: sum of link capacities (wrapping like the C sum).
     /// A deep copy (COPY command); fails cleanly when memory is short.
     pub fn try_clone(&self) -> Result<Chain, crate::alloc::AllocError> {
         let mut links = Vec::new();
@@ -291,14 +282,22 @@ impl Chain {
         for link in &self.links {
             links.push(link.try_clone()?);
         }
-        Ok(Chain { links, ..*self })
+        Ok(Chain::from_parts(
+            self.size,
+            self.options,
+            self.growth,
+            links,
+        ))
     }
 
     /// Every bit array, for active defragmentation.
-    pub fn buffers_mut(&mut self) -> impl Iterator<Item = &mut Vec<u8>> {
-        self.links.iter_mut().map(Link::storage_mut)
+    pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut dyn crate::alloc::Block> {
+        self.links
+            .iter_mut()
+            .map(|l| l.storage_mut() as &mut dyn crate::alloc::Block)
     }
 
+    /// BF.INFO Capacity: sum of link capacities (wrapping like the C sum).
     pub fn capacity(&self) -> u64 {
         self.links
             .iter()

@@ -118,6 +118,14 @@ fn load(p: &[Primitive], encver: i32) -> Result<Chain, LoadError> {
     Chain::rdb_load(&mut PrimitiveSource::new(p), encver)
 }
 
+/// Records as big as RedisBloom's (§3.6 constants), so that identical
+/// filters take identical memory (jemalloc rounds both the same way).
+#[test]
+fn records_match_redisbloom_sizes() {
+    assert_eq!(std::mem::size_of::<Chain>(), 32);
+    assert_eq!(std::mem::size_of::<Link>(), 64);
+}
+
 #[test]
 fn new_chain_parameters() {
     let c = Chain::new(100, 0.001, 2, false).unwrap();

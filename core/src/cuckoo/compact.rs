@@ -19,9 +19,10 @@ impl CuckooFilter {
         if let Some(mut room) = Room::new(&self.filters) {
             for i in (1..self.filters.len()).rev() {
                 let emptied = self.compact_one(i, &mut room);
-                // Only the newest sub-filter is freed; emptied middle ones stay.
+                // Only the newest sub-filter is freed; emptied middle ones
+                // stay. Without memory to shrink the record array it stays too.
                 if emptied && i + 1 == self.filters.len() {
-                    self.filters.pop();
+                    let _ = crate::alloc::try_pop_exact(&mut self.filters);
                 }
                 if !emptied && !continue_after_failure {
                     break;
@@ -34,7 +35,6 @@ impl CuckooFilter {
     /// Tries to move every fingerprint of sub-filter `i` into an older one;
     /// true if all of them moved (the scan always completes).
     fn compact_one(&mut self, i: usize, room: &mut Room) -> bool {
-        let bs = self.bs();
         let Some((older, rest)) = self.filters.get_mut(..=i).map(|f| f.split_at_mut(i)) else {
             return false;
         };
@@ -42,9 +42,10 @@ impl CuckooFilter {
             return false;
         };
         let mut all_moved = true;
-        for (j, bucket) in (0u64..).zip(cur.data.chunks_exact_mut(bs)) {
+        let bs = cur.bs();
+        for (j, bucket) in (0u64..).zip(cur.slots_mut().chunks_exact_mut(bs)) {
             for slot in bucket.iter_mut().filter(|s| **s != 0) {
-                if relocate(older, room, j, *slot, bs) {
+                if relocate(older, room, j, *slot) {
                     *slot = 0;
                 } else {
                     all_moved = false;
@@ -57,11 +58,11 @@ impl CuckooFilter {
 
 /// Stores `fp`, found in bucket `j` of a newer sub-filter, in the first older
 /// sub-filter with room in bucket `j mod N_k` or `alt(fp, j) mod N_k`.
-fn relocate(older: &mut [SubFilter], room: &mut Room, j: u64, fp: u8, bs: usize) -> bool {
+fn relocate(older: &mut [SubFilter], room: &mut Room, j: u64, fp: u8) -> bool {
     let h2 = alt(fp, j);
     let mut k = room.next_with_space(0);
     while let Some(f) = older.get_mut(k) {
-        if let Some(off) = f.find_available(j, h2, bs) {
+        if let Some(off) = f.find_available(j, h2) {
             f.set(off, fp);
             room.take(k);
             return true;
@@ -88,7 +89,7 @@ impl Room {
         free.extend(
             filters
                 .iter()
-                .map(|f| f.data.iter().filter(|&&s| s == 0).count() as u64),
+                .map(|f| f.slots().iter().filter(|&&s| s == 0).count() as u64),
         );
         next.extend(0..=filters.len());
         let mut room = Room { free, next };

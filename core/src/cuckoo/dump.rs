@@ -90,12 +90,12 @@ impl CuckooFilter {
         let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
         cf.num_items = num_items;
         cf.num_deletes = num_deletes;
-        cf.filters
-            .try_reserve_exact(usize::from(num_filters))
-            .ok()?;
-        for _ in 0..num_filters {
-            cf.grow().ok()?;
+        let mut filters = Vec::new();
+        filters.try_reserve_exact(usize::from(num_filters)).ok()?;
+        for i in 0..num_filters {
+            filters.push(cf.new_sub_filter(usize::from(i)).ok()?);
         }
+        cf.filters = filters.into_boxed_slice();
         Some(cf)
     }
 
@@ -104,13 +104,13 @@ impl CuckooFilter {
     /// whole, whatever the offset inside it (§8.2).
     pub fn scandump_chunk(&self, pos: i64) -> Option<(i64, &[u8])> {
         let mut offset = u64::try_from(pos).ok()?.checked_sub(1)?;
-        for f in &self.filters {
-            let size = f.data.len() as u64;
+        for f in self.filters.iter() {
+            let size = f.slots().len() as u64;
             if offset < size {
                 let from = if size <= CHUNK_MAX { 0 } else { offset };
                 let len = (size - from).min(CHUNK_MAX);
                 let chunk = f
-                    .data
+                    .slots()
                     .get(usize::try_from(from).ok()?..)?
                     .get(..usize::try_from(len).ok()?)?;
                 return Some((pos.checked_add(i64::try_from(len).ok()?)?, chunk));
@@ -126,12 +126,12 @@ impl CuckooFilter {
         let len = data.len() as u64;
         let end = u64::try_from(pos).ok().and_then(|p| p.checked_sub(1));
         let mut offset = end.filter(|&e| len != 0 && e >= len).ok_or(ChunkError)? - len;
-        for f in &mut self.filters {
-            let size = f.data.len() as u64;
+        for f in self.filters.iter_mut() {
+            let size = f.slots().len() as u64;
             if offset < size {
                 let start = usize::try_from(offset).map_err(|_| ChunkError)?;
                 let range = start..start.checked_add(data.len()).ok_or(ChunkError)?;
-                let dst = f.data.get_mut(range).ok_or(ChunkError)?;
+                let dst = f.slots_mut().get_mut(range).ok_or(ChunkError)?;
                 dst.copy_from_slice(data);
                 return Ok(());
             }

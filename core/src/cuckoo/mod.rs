@@ -8,6 +8,7 @@
 mod compact;
 mod dump;
 mod rdb;
+mod subfilter;
 
 #[cfg(test)]
 mod tests;
@@ -15,8 +16,9 @@ mod tests;
 pub use dump::{ChunkError, HeaderError, CHUNK_MAX, HEADER_LEN};
 pub use rdb::{LegacyDefaults, LoadError, ENCODING_VERSION};
 
-use crate::alloc::{try_zeroed, AllocError};
+use crate::alloc::{try_push_exact, try_zeroed, AllocError};
 use crate::hash::murmur64a;
+use subfilter::SubFilter;
 
 /// Multiplier of the alternate-bucket function (§2.4).
 const ALT_MUL: u64 = 0x5bd1e995;
@@ -107,78 +109,8 @@ pub enum InsertOutcome {
     AllocFailed,
 }
 
-/// One sub-filter: `mask + 1` buckets laid out consecutively in `data`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct SubFilter {
-    mask: u64,
-    data: Vec<u8>,
-}
-
-impl SubFilter {
-    fn try_clone(&self) -> Result<SubFilter, crate::alloc::AllocError> {
-        Ok(SubFilter {
-            mask: self.mask,
-            data: crate::alloc::try_copy(&self.data)?,
-        })
-    }
-
-    fn num_buckets(&self) -> u64 {
-        self.mask + 1
-    }
-
-    /// Byte range of bucket `h mod N`, in full 64-bit arithmetic (§8.1 item 6).
-    #[inline]
-    fn bucket_range(&self, h: u64, bs: usize) -> Option<std::ops::Range<usize>> {
-        let start = usize::try_from(h & self.mask).ok()?.checked_mul(bs)?;
-        Some(start..start.checked_add(bs)?)
-    }
-
-    #[inline]
-    fn bucket(&self, h: u64, bs: usize) -> Option<&[u8]> {
-        self.data.get(self.bucket_range(h, bs)?)
-    }
-
-    /// Offset of the first slot of bucket `h mod N` holding `fp` (0 = empty).
-    #[inline]
-    fn find(&self, h: u64, fp: u8, bs: usize) -> Option<usize> {
-        let range = self.bucket_range(h, bs)?;
-        let s = self
-            .data
-            .get(range.clone())?
-            .iter()
-            .position(|&b| b == fp)?;
-        Some(range.start + s)
-    }
-
-    /// First empty slot in bucket `h1 mod N`, then in bucket `h2 mod N`.
-    #[inline]
-    fn find_available(&self, h1: u64, h2: u64, bs: usize) -> Option<usize> {
-        self.find(h1, 0, bs).or_else(|| self.find(h2, 0, bs))
-    }
-
-    #[inline]
-    fn set(&mut self, offset: usize, fp: u8) {
-        if let Some(slot) = self.data.get_mut(offset) {
-            *slot = fp;
-        }
-    }
-
-    fn count_in(&self, h: u64, fp: u8, bs: usize) -> u64 {
-        self.bucket(h, bs)
-            .map_or(0, |b| b.iter().filter(|&&s| s == fp).count() as u64)
-    }
-
-    /// Clears the first slot holding `fp` in bucket `h1`, else in bucket `h2`.
-    fn delete(&mut self, h: CuckooHash, bs: usize) -> bool {
-        let found = self
-            .find(h.h1, h.fp, bs)
-            .or_else(|| self.find(h.h2, h.fp, bs));
-        found.map(|off| self.set(off, 0)).is_some()
-    }
-}
-
 /// A scalable cuckoo filter; field semantics as in §4.1.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct CuckooFilter {
     num_buckets: u64,
     num_items: u64,
@@ -187,7 +119,8 @@ pub struct CuckooFilter {
     max_iterations: u16,
     expansion: u16,
     /// Oldest first; never empty once constructed.
-    filters: Vec<SubFilter>,
+    /// Exactly as long as the filter (see [`try_push_exact`]).
+    filters: Box<[SubFilter]>,
 }
 
 impl CuckooFilter {
@@ -232,24 +165,27 @@ impl CuckooFilter {
             bucket_size,
             max_iterations,
             expansion,
-            filters: Vec::new(),
+            filters: Box::default(),
         }
     }
 
-    /// Appends the next sub-filter, zeroed (§4.2 growth).
+    /// Appends the next sub-filter (§4.2 growth).
     fn grow(&mut self) -> Result<(), AllocError> {
-        let i = u16::try_from(self.filters.len()).map_err(|_| AllocError)?;
+        let next = self.new_sub_filter(self.filters.len())?;
+        try_push_exact(&mut self.filters, next)
+    }
+
+    /// Sub-filter number `i`, zeroed; fails as growth does (§4.2).
+    fn new_sub_filter(&self, i: usize) -> Result<SubFilter, AllocError> {
+        let i = u16::try_from(i).map_err(|_| AllocError)?;
         if i == u16::MAX {
             return Err(AllocError);
         }
         let n = sub_filter_buckets(self.num_buckets, self.expansion, i).ok_or(AllocError)?;
-        let data = try_zeroed(
-            n.checked_mul(u64::from(self.bucket_size))
-                .ok_or(AllocError)?,
-        )?;
-        self.filters.try_reserve(1).map_err(|_| AllocError)?;
-        self.filters.push(SubFilter { mask: n - 1, data });
-        Ok(())
+        let bytes = n
+            .checked_mul(u64::from(self.bucket_size))
+            .ok_or(AllocError)?;
+        SubFilter::new(n, self.bucket_size, try_zeroed(bytes)?).ok_or(AllocError)
     }
 
     /// Bucket size as an index type. It is ≥ 1 by construction; `max(1)`
@@ -286,9 +222,8 @@ impl CuckooFilter {
 
     /// Puts `fp` into the first empty candidate slot, newest sub-filter first.
     fn first_fit(&mut self, h: CuckooHash) -> bool {
-        let bs = self.bs();
         for f in self.filters.iter_mut().rev() {
-            if let Some(off) = f.find_available(h.h1, h.h2, bs) {
+            if let Some(off) = f.find_available(h.h1, h.h2) {
                 f.set(off, h.fp);
                 return true;
             }
@@ -307,11 +242,11 @@ impl CuckooFilter {
         };
         let mut cur = h.fp;
         let mut v = 0;
-        let mut j = h.h1 & f.mask;
+        let mut j = h.h1 & f.mask();
         for _ in 0..max_iterations {
-            swap_slot(f, j, v, bs, &mut cur);
-            j = alt(cur, j) & f.mask;
-            if let Some(off) = f.find(j, 0, bs) {
+            swap_slot(f, j, v, &mut cur);
+            j = alt(cur, j) & f.mask();
+            if let Some(off) = f.find(j, 0) {
                 f.set(off, cur);
                 return true;
             }
@@ -319,8 +254,8 @@ impl CuckooFilter {
         }
         for _ in 0..max_iterations {
             v = (v + bs - 1) % bs;
-            j = alt(cur, j) & f.mask;
-            swap_slot(f, j, v, bs, &mut cur);
+            j = alt(cur, j) & f.mask();
+            swap_slot(f, j, v, &mut cur);
         }
         false
     }
@@ -330,11 +265,10 @@ impl CuckooFilter {
     /// large filter each needless prefetch costs a page walk). A hint only.
     #[inline]
     pub fn prefetch(&self, h: CuckooHash, both: bool) {
-        let bs = self.bs();
         let candidates = if both { &[h.h1, h.h2][..] } else { &[h.h1][..] };
         for f in &self.filters {
             for &x in candidates {
-                if let Some(byte) = f.bucket(x, bs).and_then(<[u8]>::first) {
+                if let Some(byte) = f.bucket(x).and_then(<[u8]>::first) {
                     crate::prefetch::prefetch(byte);
                 }
             }
@@ -343,25 +277,22 @@ impl CuckooFilter {
 
     /// Membership, oldest sub-filter first (§4.6).
     pub fn contains(&self, h: CuckooHash) -> bool {
-        let bs = self.bs();
-        let has = |f: &SubFilter, x: u64| f.bucket(x, bs).is_some_and(|b| b.contains(&h.fp));
+        let has = |f: &SubFilter, x: u64| f.bucket(x).is_some_and(|b| b.contains(&h.fp));
         self.filters.iter().any(|f| has(f, h.h1) || has(f, h.h2))
     }
 
     /// Copies of the fingerprint in both candidate buckets of every sub-filter;
     /// a bucket that is both candidates counts twice (§4.6, §8.2).
     pub fn count(&self, h: CuckooHash) -> u64 {
-        let bs = self.bs();
         self.filters.iter().fold(0u64, |acc, f| {
-            acc.wrapping_add(f.count_in(h.h1, h.fp, bs))
-                .wrapping_add(f.count_in(h.h2, h.fp, bs))
+            acc.wrapping_add(f.count_in(h.h1, h.fp))
+                .wrapping_add(f.count_in(h.h2, h.fp))
         })
     }
 
     /// Removes one copy, newest sub-filter first, then maybe compacts (§4.7).
     pub fn delete(&mut self, h: CuckooHash) -> bool {
-        let bs = self.bs();
-        if !self.filters.iter_mut().rev().any(|f| f.delete(h, bs)) {
+        if !self.filters.iter_mut().rev().any(|f| f.delete(h)) {
             return false;
         }
         // Counters come from untrusted dumps too: wrap like the C fields do.
@@ -380,15 +311,20 @@ impl CuckooFilter {
         filters
             .try_reserve_exact(self.filters.len())
             .map_err(|_| crate::alloc::AllocError)?;
-        for f in &self.filters {
+        for f in self.filters.iter() {
             filters.push(f.try_clone()?);
         }
-        Ok(CuckooFilter { filters, ..*self })
+        Ok(CuckooFilter {
+            filters: filters.into_boxed_slice(),
+            ..*self
+        })
     }
 
-    /// Every slot array, for active defragmentation. Lengths must not change.
-    pub fn buffers_mut(&mut self) -> impl Iterator<Item = &mut Vec<u8>> {
-        self.filters.iter_mut().map(|f| &mut f.data)
+    /// Every slot array, for active defragmentation.
+    pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut dyn crate::alloc::Block> {
+        self.filters
+            .iter_mut()
+            .map(|f| f as &mut dyn crate::alloc::Block)
     }
 
     pub fn num_buckets(&self) -> u64 {
@@ -426,7 +362,7 @@ impl CuckooFilter {
         let slots = self
             .filters
             .iter()
-            .fold(0u64, |acc, f| acc.saturating_add(f.data.len() as u64));
+            .fold(0u64, |acc, f| acc.saturating_add(f.slots().len() as u64));
         (40 + 16 * u64::from(self.num_filters())).saturating_add(slots)
     }
 
@@ -447,10 +383,10 @@ impl CuckooFilter {
 
 /// Exchanges `cur` with slot `v` of bucket `j` (kick-out step).
 #[inline]
-fn swap_slot(f: &mut SubFilter, j: u64, v: usize, bs: usize, cur: &mut u8) {
+fn swap_slot(f: &mut SubFilter, j: u64, v: usize, cur: &mut u8) {
     let slot = f
-        .bucket_range(j, bs)
-        .and_then(|r| f.data.get_mut(r.start.checked_add(v)?));
+        .bucket_range(j)
+        .and_then(|r| f.slots_mut().get_mut(r.start.checked_add(v)?));
     if let Some(slot) = slot {
         std::mem::swap(slot, cur);
     }

@@ -45,7 +45,7 @@ impl CuckooFilter {
         sink.write_unsigned(u64::from(self.expansion));
         for f in &self.filters {
             sink.write_unsigned(f.num_buckets());
-            sink.write_buffer(&f.data);
+            sink.write_buffer(f.slots());
         }
     }
 
@@ -109,7 +109,8 @@ impl CuckooFilter {
         let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
         cf.num_items = num_items;
         cf.num_deletes = num_deletes;
-        cf.filters
+        let mut filters = Vec::new();
+        filters
             .try_reserve_exact(usize::from(num_filters))
             .map_err(|_| LoadError::Invalid)?;
         for i in 0..num_filters {
@@ -127,11 +128,9 @@ impl CuckooFilter {
             let n = expected
                 .filter(|&n| stored.unwrap_or(n) == n)
                 .ok_or(LoadError::Invalid)?;
-            if n.checked_mul(u64::from(bucket_size)) != Some(data.len() as u64) {
-                return Err(LoadError::Invalid);
-            }
-            cf.filters.push(SubFilter { mask: n - 1, data });
+            filters.push(SubFilter::new(n, bucket_size, data).ok_or(LoadError::Invalid)?);
         }
+        cf.filters = filters.into_boxed_slice();
         Ok(cf)
     }
 }
