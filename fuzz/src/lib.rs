@@ -134,6 +134,13 @@ fn alloc_ok(bytes: u128) -> bool {
     bytes <= ALLOC_CAP || bytes >= ALLOC_IMPOSSIBLE
 }
 
+/// Whether building a filter of these storage sizes would allocate more
+/// than ALLOC_CAP in all (sizes that cannot be allocated at all fail fast).
+fn too_big(sizes: impl IntoIterator<Item = u128>) -> bool {
+    let possible: u128 = sizes.into_iter().filter(|&b| b < ALLOC_IMPOSSIBLE).sum();
+    possible > ALLOC_CAP
+}
+
 /// Items the header/RDB targets probe filters with.
 const PROBE_ITEMS: [&[u8]; 8] = [b"", b"a", b"foo", b"k0", b"\x00\xff", b"item-7", b"x", b"9"];
 
@@ -355,15 +362,8 @@ fn genuine_chain(inp: &mut Input) -> (Chain, Vec<Vec<u8>>) {
 /// accepted headers round-trip byte for byte and give a working filter.
 pub fn bloom_header(data: &[u8]) {
     let spec = spec_bloom_header(data);
-    if let Some(links) = &spec {
-        let possible: u128 = links
-            .iter()
-            .map(|&b| u128::from(b))
-            .filter(|&b| b < ALLOC_IMPOSSIBLE)
-            .sum();
-        if possible > ALLOC_CAP {
-            return;
-        }
+    if spec.as_ref().is_some_and(|links| too_big(links.iter().map(|&b| u128::from(b)))) {
+        return;
     }
     match Chain::from_header(data) {
         Ok(mut c) => {
@@ -406,8 +406,14 @@ pub fn bloom_chunks(data: &[u8]) {
     }
     let mutated = header != orig.encode_header();
     if mutated {
-        // Mutated headers go through the same checks as bloom_header.
+        // Mutated headers go through the same checks as bloom_header, which
+        // also covers the huge ones: loading chunks into those would only
+        // slow every run down.
         bloom_header(&header);
+        let spec = spec_bloom_header(&header);
+        if spec.is_some_and(|links| too_big(links.into_iter().map(u128::from))) {
+            return;
+        }
     }
     let Ok(mut c) = Chain::from_header(&header) else {
         assert!(mutated, "genuine header rejected");
@@ -766,6 +772,14 @@ fn spec_cf_chunk(sizes: &[u64], pos: i64, len: usize) -> Option<u64> {
 /// `CuckooFilter::from_header`: input bytes 0..38 are the header, byte 38
 /// (if any) the current bucket-size maximum. Checked against the spec's
 /// validation; accepted headers round-trip and give a working filter.
+/// The sub-filter sizes the spec gives a 38-byte header, if valid.
+fn spec_cf_header(header: &[u8], max_bs: u16) -> Option<Vec<u128>> {
+    let nb = le_u64(header, 8);
+    let nf = le_u64(header, 24) as u16;
+    let (bs, mi, exp) = (le_u16(header, 32), le_u16(header, 34), le_u16(header, 36));
+    spec_cf_params(nb, nf, bs, mi, exp, max_bs)
+}
+
 pub fn cuckoo_header(data: &[u8]) {
     if data.len() != HEADER_LEN {
         assert_eq!(
@@ -778,15 +792,10 @@ pub fn cuckoo_header(data: &[u8]) {
     }
     let header = &data[..HEADER_LEN];
     let max_bs = data.get(HEADER_LEN).map_or(255, |&b| u16::from(b));
-    let nb = le_u64(header, 8);
     let nf = le_u64(header, 24) as u16;
-    let (bs, mi, exp) = (le_u16(header, 32), le_u16(header, 34), le_u16(header, 36));
-    let spec = spec_cf_params(nb, nf, bs, mi, exp, max_bs);
-    if let Some(sizes) = &spec {
-        let possible: u128 = sizes.iter().filter(|&&s| s < ALLOC_IMPOSSIBLE).sum();
-        if possible > ALLOC_CAP {
-            return;
-        }
+    let spec = spec_cf_header(header, max_bs);
+    if spec.as_ref().is_some_and(|sizes| too_big(sizes.iter().copied())) {
+        return;
     }
     match CuckooFilter::from_header(header, max_bs) {
         Ok(mut c) => {
@@ -853,7 +862,11 @@ pub fn cuckoo_chunks(data: &[u8]) {
     }
     let mutated = header != orig.encode_header();
     if mutated {
+        // As in bloom_chunks: huge filters are cuckoo_header's business.
         cuckoo_header(&header);
+        if spec_cf_header(&header, 255).is_some_and(too_big) {
+            return;
+        }
     }
     let Ok(mut c) = CuckooFilter::from_header(&header, 255) else {
         assert!(mutated, "genuine header rejected");
