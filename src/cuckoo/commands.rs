@@ -6,10 +6,8 @@ use rsbloom_core::args::cuckoo::{
     cf_autocreate, parse_cf_insert, parse_cf_reserve, parse_loadchunk_pos, parse_scandump_pos,
     CfReserve,
 };
-use rsbloom_core::cuckoo::{
-    hash_item, CreateError, CuckooFilter, CuckooHash, HeaderError, InsertOutcome,
-};
-use rsbloom_core::prefetch::DISTANCE;
+use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome};
+use rsbloom_core::prefetch::pipelined;
 
 use crate::config;
 use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError, Value};
@@ -153,34 +151,35 @@ fn insert_items(
     if kind.multi() {
         ctx.reply_array(items.len());
     }
-    // The whole batch is hashed first, and the buckets of item i + DISTANCE
-    // are prefetched while item i is inserted (inserts stay in order).
-    let hashes: Vec<CuckooHash> = items.iter().map(|i| hash_item(i.as_ref())).collect();
-    if hashes.len() > 1 {
-        hashes
-            .iter()
-            .take(DISTANCE)
-            .for_each(|&h| cf.prefetch(h, false));
-    }
-    for (i, &h) in hashes.iter().enumerate() {
-        if let Some(&ahead) = hashes.get(i + DISTANCE) {
-            cf.prefetch(ahead, false);
+    let mut failure = None;
+    pipelined(
+        cf,
+        items,
+        |_, item| hash_item(item.as_ref()),
+        |cf, h| cf.prefetch(h, false),
+        |cf, h| {
+            let outcome = if kind.unique() {
+                cf.insert_unique(h)
+            } else {
+                cf.insert(h)
+            };
+            match item_reply(kind, outcome) {
+                ItemReply::Bool(b) => ctx.reply_bool(b),
+                ItemReply::Int(i) => ctx.reply_int(i),
+                ItemReply::Failed if resp3 => ctx.reply_bool(false),
+                ItemReply::Failed => ctx.reply_int(-1),
+                ItemReply::Error(text) => failure = Some(text),
+            }
+            failure.is_none()
+        },
+    );
+    match failure {
+        Some(text) => Err(ReplyError::Text(text)),
+        None => {
+            ctx.propagate();
+            Ok(())
         }
-        let outcome = if kind.unique() {
-            cf.insert_unique(h)
-        } else {
-            cf.insert(h)
-        };
-        match item_reply(kind, outcome) {
-            ItemReply::Bool(b) => ctx.reply_bool(b),
-            ItemReply::Int(i) => ctx.reply_int(i),
-            ItemReply::Failed if resp3 => ctx.reply_bool(false),
-            ItemReply::Failed => ctx.reply_int(-1),
-            ItemReply::Error(text) => return Err(ReplyError::Text(text)),
-        }
     }
-    ctx.propagate();
-    Ok(())
 }
 
 fn add_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
@@ -259,17 +258,16 @@ pub fn mexists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         items.iter().for_each(|_| ctx.reply_bool(false));
         return Ok(());
     };
-    let hashes: Vec<CuckooHash> = items.iter().map(|i| hash_item(i.as_ref())).collect();
-    hashes
-        .iter()
-        .take(DISTANCE)
-        .for_each(|&h| cf.prefetch(h, true));
-    for (i, &h) in hashes.iter().enumerate() {
-        if let Some(&ahead) = hashes.get(i + DISTANCE) {
-            cf.prefetch(ahead, true);
-        }
-        ctx.reply_bool(cf.contains(h));
-    }
+    pipelined(
+        cf,
+        items,
+        |_, item| hash_item(item.as_ref()),
+        |cf, h| cf.prefetch(h, true),
+        |cf, h| {
+            ctx.reply_bool(cf.contains(h));
+            true
+        },
+    );
     Ok(())
 }
 

@@ -49,7 +49,7 @@ const SEED64: u64 = 0xc6a4a7935bd1e995;
 const SEED32: u32 = 0x9747b28c;
 
 /// The two hashes an item is reduced to; link `i`-th probe is `a + i*b`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HashPair {
     pub a: u64,
     pub b: u64,
@@ -228,49 +228,35 @@ impl Chain {
 
     /// Adds `items` in order, as repeated [`Chain::add`] would (each item sees
     /// the bits of the ones before it), calling `each` with every outcome
-    /// until it returns `false`. The batch is hashed first and the lines of
-    /// item `i + DISTANCE` are prefetched while item `i` is added, so the
-    /// cache misses of a batch on a large filter overlap.
+    /// until it returns `false`; the cache misses of a batch overlap (see
+    /// [`crate::prefetch::pipelined`]).
     pub fn add_batch<I: AsRef<[u8]>>(
         &mut self,
         items: &[I],
         mut each: impl FnMut(AddOutcome) -> bool,
     ) {
-        if let [item] = items {
-            each(self.add(item.as_ref()));
-            return;
-        }
-        let hashes: Vec<HashPair> = items.iter().map(|i| self.hash(i.as_ref())).collect();
-        for h in hashes.iter().take(crate::prefetch::DISTANCE) {
-            self.prefetch(*h, true);
-        }
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + crate::prefetch::DISTANCE) {
-                self.prefetch(ahead, true);
-            }
-            if !each(self.add_hashed(h)) {
-                return;
-            }
-        }
+        crate::prefetch::pipelined(
+            self,
+            items,
+            |c, item| c.hash(item.as_ref()),
+            |c, h| c.prefetch(h, true),
+            |c, h| each(c.add_hashed(h)),
+        );
     }
 
     /// Membership of each of `items`, in order, with the prefetching of
     /// [`Chain::add_batch`].
     pub fn contains_batch<I: AsRef<[u8]>>(&self, items: &[I], mut each: impl FnMut(bool)) {
-        if let [item] = items {
-            each(self.contains(item.as_ref()));
-            return;
-        }
-        let hashes: Vec<HashPair> = items.iter().map(|i| self.hash(i.as_ref())).collect();
-        for h in hashes.iter().take(crate::prefetch::DISTANCE) {
-            self.prefetch(*h, false);
-        }
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + crate::prefetch::DISTANCE) {
-                self.prefetch(ahead, false);
-            }
-            each(self.links.iter().rev().any(|link| link.contains(h)));
-        }
+        crate::prefetch::pipelined(
+            self,
+            items,
+            |c, item| c.hash(item.as_ref()),
+            |c, h| c.prefetch(h, false),
+            |c, h| {
+                each(c.contains_hashed(h));
+                true
+            },
+        );
     }
 
     /// A deep copy (COPY command); fails cleanly when memory is short.

@@ -28,7 +28,7 @@ const MAX_BUCKETS: u64 = (1 << 56) - 1;
 const MAX_BUCKET_SIZE: u16 = 255;
 
 /// The hashed form of an item; computed once and used for every sub-filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CuckooHash {
     pub fp: u8,
     pub h1: u64,
