@@ -89,14 +89,9 @@ macro_rules! command {
             argv: *mut *mut redis_module::raw::RedisModuleString,
             argc: std::ffi::c_int,
         ) -> std::ffi::c_int {
-            $crate::ffi::command::dispatch(
-                ctx,
-                argv,
-                argc,
-                $crate::ffi::command::c_str(concat!($name, "\0")),
-                $handler,
-                &STATS,
-            )
+            // A const: `c_str` must not scan the name on every call.
+            const NAME: &std::ffi::CStr = $crate::ffi::command::c_str(concat!($name, "\0"));
+            $crate::ffi::command::dispatch(ctx, argv, argc, NAME, $handler, &STATS)
         }
         $crate::ffi::command::CommandSpec {
             name: $crate::ffi::command::c_str(concat!($name, "\0")),

@@ -203,7 +203,7 @@ pub trait ModuleValue: Sized {
 /// Size of a value found in a key opened for writing, to account its growth
 /// when the key closes.
 struct Tracked {
-    handle: *mut RedisModuleType,
+    value: *mut c_void,
     stats: &'static TypeStats,
     before: usize,
     memory: fn(*mut c_void) -> usize,
@@ -285,12 +285,11 @@ impl Key<'_> {
         match unsafe { value.as_mut() } {
             Some(v) => {
                 if self.write {
-                    let memory = memory_of::<T>;
                     self.tracked = Some(Tracked {
-                        handle: T::handle(),
+                        value: value.cast(),
                         stats: T::stats(),
                         before: v.memory(),
-                        memory,
+                        memory: memory_of::<T>,
                     });
                 }
                 RawLookup::Found(std::ptr::from_mut(v))
@@ -303,13 +302,13 @@ impl Key<'_> {
     pub fn set<T: ModuleValue>(&mut self, value: Box<T>) -> &mut T {
         let size = value.memory();
         T::stats().created(size);
+        let raw_value = Box::into_raw(value);
         self.tracked = Some(Tracked {
-            handle: T::handle(),
+            value: raw_value.cast(),
             stats: T::stats(),
             before: size,
             memory: memory_of::<T>,
         });
-        let raw_value = Box::into_raw(value);
         rm!(RedisModule_ModuleTypeSetValue(
             self.ptr,
             T::handle(),
@@ -321,14 +320,11 @@ impl Key<'_> {
 }
 
 impl Key<'_> {
-    /// Accounts the change in size of a value written through this key.
+    /// Accounts the change in size of a value written through this key, if
+    /// the key still holds it (GetValue is null for an emptied key).
     fn account(&self, t: &Tracked) {
-        let kind = rm!(RedisModule_KeyType(self.ptr));
-        if kind == raw::REDISMODULE_KEYTYPE_MODULE as c_int
-            && rm!(RedisModule_ModuleTypeGetType(self.ptr)) == t.handle
-        {
-            let after = (t.memory)(rm!(RedisModule_ModuleTypeGetValue(self.ptr)));
-            t.stats.resized(t.before, after);
+        if rm!(RedisModule_ModuleTypeGetValue(self.ptr)) == t.value {
+            t.stats.resized(t.before, (t.memory)(t.value));
         }
     }
 }
