@@ -362,7 +362,10 @@ fn genuine_chain(inp: &mut Input) -> (Chain, Vec<Vec<u8>>) {
 /// accepted headers round-trip byte for byte and give a working filter.
 pub fn bloom_header(data: &[u8]) {
     let spec = spec_bloom_header(data);
-    if spec.as_ref().is_some_and(|links| too_big(links.iter().map(|&b| u128::from(b)))) {
+    if spec
+        .as_ref()
+        .is_some_and(|links| too_big(links.iter().map(|&b| u128::from(b))))
+    {
         return;
     }
     match Chain::from_header(data) {
@@ -794,7 +797,10 @@ pub fn cuckoo_header(data: &[u8]) {
     let max_bs = data.get(HEADER_LEN).map_or(255, |&b| u16::from(b));
     let nf = le_u64(header, 24) as u16;
     let spec = spec_cf_header(header, max_bs);
-    if spec.as_ref().is_some_and(|sizes| too_big(sizes.iter().copied())) {
+    if spec
+        .as_ref()
+        .is_some_and(|sizes| too_big(sizes.iter().copied()))
+    {
         return;
     }
     match CuckooFilter::from_header(header, max_bs) {
