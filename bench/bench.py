@@ -197,6 +197,12 @@ class Server:
                 time.sleep(0.005)
         return time.perf_counter() - t0
 
+    def cpu_seconds(self):
+        """User + system CPU time the server process has used so far."""
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         if self.proc and self.proc.poll() is None:
             try:
@@ -244,7 +250,12 @@ class Workload:
 
 
 class RB(Workload):
-    """A redis-benchmark run; `scale` converts requests to items."""
+    """A redis-benchmark run; `scale` converts requests to items.
+
+    Besides throughput it records the server's CPU time per request: on a
+    busy or shared machine (the client competes for the same cores) that
+    is the steadier measure of the module's own cost.
+    """
 
     def __init__(self, name, command, n, pipeline, rand=1_000_000, scale=1, setup=None):
         self.name = name
@@ -255,6 +266,7 @@ class RB(Workload):
         self.scale = scale
         self._setup = setup or []
         self.unit = "items/s" if scale > 1 else "ops/s"
+        self.cpu = {}
 
     def setup(self, s):
         for cmd in self._setup:
@@ -264,7 +276,11 @@ class RB(Workload):
                 s.conn.call(*cmd)
 
     def run(self, s):
-        return self.scale * redis_benchmark(s.port, self.n, self.pipeline, self.rand, self.command)
+        before = s.cpu_seconds()
+        rate = redis_benchmark(s.port, self.n, self.pipeline, self.rand, self.command)
+        us_per_request = (s.cpu_seconds() - before) * 1e6 / self.n
+        self.cpu.setdefault(s.name, []).append(us_per_request)
+        return self.scale * rate
 
 
 def rand_items(n):
@@ -431,6 +447,17 @@ def fmt_val(w, v):
     return "{:,.0f}".format(v)
 
 
+def cpu_columns(w, rs, ref):
+    """Median server CPU per request of each, and the median per-round
+    ratio reference/rsbloom (> 1 = rsbloom cheaper)."""
+    if not getattr(w, "cpu", None):
+        return ()
+    a, b = w.cpu[rs], w.cpu[ref]
+    ratios = [y / x for x, y in zip(a, b) if x > 0]
+    return ("%.2f" % statistics.median(a), "%.2f" % statistics.median(b),
+            "%.2f×" % statistics.median(ratios) if ratios else "")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", 5)))
@@ -499,15 +526,18 @@ def main():
             fmt_val(w, statistics.median(a)),
             fmt_val(w, statistics.median(b)),
             "%.2f×" % statistics.median(ratios),
-        ))
+        ) + cpu_columns(w, rs, ref))
     print()
     print("%d rounds, %.0f s; medians; ratio = median of per-round rsbloom/RedisBloom "
-          "(speed; for times reference/rsbloom), > 1 = rsbloom faster" % (args.rounds, time.time() - t_start))
+          "(speed; for times reference/rsbloom), > 1 = rsbloom faster; CPU ratio = "
+          "reference/rsbloom server CPU time per request, > 1 = rsbloom cheaper"
+          % (args.rounds, time.time() - t_start))
     print()
-    print("| workload | rsbloom | RedisBloom 2.8.2 | ratio |")
-    print("|---|---:|---:|---:|")
+    print("| workload | rsbloom | RedisBloom 2.8.2 | ratio | server CPU µs/request rsbloom | RedisBloom | CPU ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        print("| %s | %s | %s | %s |" % row)
+        row = row + ("",) * (7 - len(row))
+        print("| %s | %s | %s | %s | %s | %s | %s |" % row)
 
 
 if __name__ == "__main__":
