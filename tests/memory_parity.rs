@@ -1,0 +1,129 @@
+//! Identical filters take identical memory in rsbloom and the reference:
+//! not only the sizes they report (BF.INFO/CF.INFO Size, MEMORY USAGE) but
+//! the server's `used_memory`, i.e. every allocation behind them (records,
+//! record arrays, bit and slot arrays) lands in the same allocator size class.
+mod common;
+
+use common::diff::sargs;
+use common::stream::info_field;
+use common::*;
+
+/// A filter built by `cmds` (on key `k`, items `i<n>`).
+struct Case {
+    name: &'static str,
+    cmds: Vec<Vec<Vec<u8>>>,
+    /// After a compaction that frees sub-filters, rsbloom shrinks the record
+    /// array to the exact length while RedisBloom keeps its slack: rsbloom
+    /// may then use less, never more.
+    may_use_less: bool,
+}
+
+fn adds(cmd: &str, n: usize) -> Vec<Vec<Vec<u8>>> {
+    (0..n)
+        .map(|i| sargs(&[cmd, "k", &format!("i{i}")]))
+        .collect()
+}
+
+fn case(name: &'static str, create: &[&str], more: Vec<Vec<Vec<u8>>>) -> Case {
+    let mut cmds = vec![sargs(create)];
+    cmds.extend(more);
+    Case {
+        name,
+        cmds,
+        may_use_less: false,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let mut compacted = adds("CF.ADD", 60);
+    compacted.extend(
+        (0..60)
+            .step_by(2)
+            .map(|i| sargs(&["CF.DEL", "k", &format!("i{i}")])),
+    );
+    compacted.push(sargs(&["CF.COMPACT", "k"]));
+    vec![
+        case("BF one link", &["BF.RESERVE", "k", "0.01", "1000"], vec![]),
+        case("BF 1M", &["BF.RESERVE", "k", "0.001", "1000000"], vec![]),
+        case(
+            "BF 2 links",
+            &["BF.RESERVE", "k", "0.01", "10"],
+            adds("BF.ADD", 15),
+        ),
+        case(
+            "BF 6 links",
+            &["BF.RESERVE", "k", "0.01", "10", "EXPANSION", "2"],
+            adds("BF.ADD", 600),
+        ),
+        case("CF one sub-filter", &["CF.RESERVE", "k", "1000"], vec![]),
+        case(
+            "CF bucket size 4",
+            &["CF.RESERVE", "k", "100000", "BUCKETSIZE", "4"],
+            vec![],
+        ),
+        case(
+            "CF 5 sub-filters",
+            &["CF.RESERVE", "k", "8", "EXPANSION", "1"],
+            adds("CF.ADD", 60),
+        ),
+        Case {
+            may_use_less: true,
+            ..case(
+                "CF grown then compacted",
+                &["CF.RESERVE", "k", "8", "EXPANSION", "1"],
+                compacted,
+            )
+        },
+    ]
+}
+
+fn used_memory(c: &mut Conn) -> i64 {
+    info_field(c, "memory", "used_memory")
+        .and_then(|v| v.parse().ok())
+        .expect("used_memory")
+}
+
+/// Median over 5 builds of the `used_memory` growth one filter causes
+/// (client buffers move it by a few hundred bytes now and then).
+fn growth(c: &mut Conn, case: &Case) -> i64 {
+    let mut deltas: Vec<i64> = (0..5)
+        .map(|_| {
+            let before = used_memory(c);
+            for cmd in &case.cmds {
+                assert!(!c.cmd(cmd).is_error(), "{}: {cmd:?}", case.name);
+            }
+            let after = used_memory(c);
+            assert_eq!(c.cmd(&["DEL", "k"]), int(1));
+            after - before
+        })
+        .collect();
+    deltas.sort_unstable();
+    deltas[2]
+}
+
+#[test]
+fn identical_filters_take_identical_used_memory() {
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(Flavor::Redis, m));
+    let mut conns = servers.each_ref().map(Server::conn);
+    for c in &mut conns {
+        // First use of each type allocates module-wide state once.
+        for case in cases() {
+            growth(c, &case);
+        }
+    }
+    let mut mismatches = Vec::new();
+    for case in cases() {
+        let [rs, reference] = conns.each_mut().map(|c| growth(c, &case));
+        assert!(rs > 0, "{}: no growth measured", case.name);
+        if rs != reference && !(case.may_use_less && rs < reference) {
+            mismatches.push(format!(
+                "{}: rsbloom {rs}, RedisBloom {reference}",
+                case.name
+            ));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "used_memory differs: {mismatches:#?}"
+    );
+}
