@@ -628,16 +628,38 @@ fn spec_cf_params(nb: u64, nf: u16, bs: u16, mi: u16, exp: u16, max_bs: u16) -> 
 
 /// The slot bytes through CF.SCANDUMP iteration, checked against §6.5
 /// (whole sub-filters for positions inside small ones, null end marker).
+/// `(position, (next position, chunk))` of a full SCANDUMP from position 1.
+/// Iterating SCANDUMP walks from the first sub-filter at every step, which
+/// is quadratic for a crafted header with thousands of them: there the
+/// one-pass AOF chunks (equal to it, unit-tested in the core) stand in, and
+/// [`cf_data`]'s sampled positions still go through `scandump_chunk`.
+fn cf_chunks(c: &CuckooFilter) -> Vec<(i64, (i64, &[u8]))> {
+    let chunks: Vec<(i64, &[u8])> = if c.num_filters() > 512 {
+        c.aof_chunks().collect()
+    } else {
+        let mut pos = 1i64;
+        std::iter::from_fn(|| {
+            let found = c.scandump_chunk(pos)?;
+            pos = found.0;
+            Some(found)
+        })
+        .collect()
+    };
+    let mut at = 1i64;
+    chunks
+        .into_iter()
+        .map(|(next, chunk)| (std::mem::replace(&mut at, next), (next, chunk)))
+        .collect()
+}
+
 pub fn cf_data(c: &CuckooFilter) -> Vec<u8> {
     let mut out = Vec::new();
     let mut sizes = Vec::new();
-    let mut it = 1i64;
-    while let Some((next, chunk)) = c.scandump_chunk(it) {
+    for (it, (next, chunk)) in cf_chunks(c) {
         assert!(!chunk.is_empty());
         assert_eq!(next, it + chunk.len() as i64);
         out.extend_from_slice(chunk);
         sizes.push(chunk.len());
-        it = next;
     }
     for end in [0, -1, i64::MIN, out.len() as i64 + 1, i64::MAX] {
         assert!(c.scandump_chunk(end).is_none(), "position {end} not an end");
@@ -878,15 +900,10 @@ pub fn cuckoo_chunks(data: &[u8]) {
         assert!(mutated, "genuine header rejected");
         return;
     };
-    let sizes: Vec<u64> = {
-        let mut v = Vec::new();
-        let mut it = 1;
-        while let Some((next, chunk)) = c.scandump_chunk(it) {
-            v.push(chunk.len() as u64);
-            it = next;
-        }
-        v
-    };
+    let sizes: Vec<u64> = cf_chunks(&c)
+        .iter()
+        .map(|(_, (_, chunk))| chunk.len() as u64)
+        .collect();
     let total: u64 = sizes.iter().sum();
     let mut model = vec![0u8; total as usize];
     let genuine: Vec<(i64, Vec<u8>)> = orig.aof_chunks().map(|(p, d)| (p, d.to_vec())).collect();

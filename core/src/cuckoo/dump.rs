@@ -141,13 +141,18 @@ impl CuckooFilter {
     }
 
     /// The data chunks of an AOF rewrite (§6.3): `(position after chunk, chunk)`
-    /// from position 1, also when the filter holds no items.
+    /// from position 1, also when the filter holds no items. The same chunks
+    /// as iterating [`CuckooFilter::scandump_chunk`], in one pass over the
+    /// sub-filters (that iteration walks from the first sub-filter at every
+    /// step: quadratic for a crafted header with 65535 of them).
     pub fn aof_chunks(&self) -> impl Iterator<Item = (i64, &[u8])> + '_ {
-        let mut pos = 1;
-        std::iter::from_fn(move || {
-            let (next, chunk) = self.scandump_chunk(pos)?;
-            pos = next;
-            Some((next, chunk))
-        })
+        let mut pos = 1i64;
+        self.filters
+            .iter()
+            .flat_map(|f| f.slots().chunks(CHUNK_MAX as usize))
+            .map_while(move |chunk| {
+                pos = pos.checked_add(i64::try_from(chunk.len()).ok()?)?;
+                Some((pos, chunk))
+            })
     }
 }

@@ -436,6 +436,26 @@ fn scandump_large_sub_filter() {
     assert_eq!(cf.aof_chunks().count(), 4);
 }
 
+/// The one-pass AOF chunks are exactly what iterating SCANDUMP returns,
+/// also across 16 MiB pieces of a big sub-filter and after growth.
+#[test]
+fn aof_chunks_equal_the_scandump_iteration() {
+    let mut grown = filter(8, 2, 20, 2);
+    for i in 0..200u32 {
+        grown.insert(hash_item(&i.to_le_bytes()));
+    }
+    assert!(grown.num_filters() > 3);
+    for cf in [three_sub_filters(), filter(67108864, 2, 20, 1), grown] {
+        let mut iterated = Vec::new();
+        let mut pos = 1;
+        while let Some((next, chunk)) = cf.scandump_chunk(pos) {
+            iterated.push((next, chunk));
+            pos = next;
+        }
+        assert_eq!(cf.aof_chunks().collect::<Vec<_>>(), iterated);
+    }
+}
+
 #[test]
 fn load_chunk_bounds() {
     let mut cf = filter(100, 2, 20, 1);
