@@ -18,7 +18,8 @@ run() {
   rc=${PIPESTATUS[0]}
   end=$(date +%s)
   execs=$(grep -a 'stat::number_of_executed_units' work/logs/$t.log | awk '{print $2}')
-  cpu=$(awk '{printf "%d", $1 + $2}' work/logs/$t.cpu 2>/dev/null)
+  # The last line: /usr/bin/time first notes a non-zero exit status.
+  cpu=$(tail -n 1 work/logs/$t.cpu 2>/dev/null | awk '{printf "%d", $1 + $2}')
   echo "$t rc=$rc execs=${execs:-?} seconds=$((end - start)) cpu_seconds=${cpu:-?}" >> work/campaign.txt
 }
 queue=("$@")
