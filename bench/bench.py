@@ -432,6 +432,10 @@ def workloads(quick):
                   warm(["CF.INSERT", "cfbig", "ITEMS"], 3000)]),
         RB("CF.MEXISTS x100, 128 MiB filter", ["CF.MEXISTS", "cfbig"] + rand_items(BATCH), n(15_000), 4,
            rand=1_000_000_000, scale=BATCH),
+        # No filter touched: the server's own cost of a 100-item command
+        # (argument objects, replies), the floor under the batch rows.
+        RB("BF.MEXISTS x100, missing key (floor)", ["BF.MEXISTS", "nokey"] + rand_items(BATCH), n(15_000), 4,
+           rand=1_000_000_000, scale=BATCH),
         Memory(),
         Persist("save"),
         Persist("load"),
