@@ -29,16 +29,22 @@ fn hashing(c: &mut Criterion) {
     g.finish();
 }
 
+/// A scaling chain (expansion 2) holding `n` items named `<prefix><i>`.
+fn filled_chain(capacity: u64, error: f64, prefix: &str, n: usize) -> Chain {
+    let mut chain = Chain::new(capacity, error, 2, false).unwrap();
+    for it in items(prefix, n) {
+        chain.add(&it);
+    }
+    chain
+}
+
 fn bloom(c: &mut Criterion) {
     let mut g = c.benchmark_group("bloom");
     let probe = items("x", 1000);
     g.throughput(Throughput::Elements(probe.len() as u64));
 
     // 1M capacity, 1% (about 1.2 MiB: cache-resident).
-    let mut small = Chain::new(1_000_000, 0.01, 2, false).unwrap();
-    for it in items("s", 500_000) {
-        small.add(&it);
-    }
+    let small = filled_chain(1_000_000, 0.01, "s", 500_000);
     g.bench_function("check/1M", |b| {
         b.iter(|| probe.iter().filter(|i| small.contains(i)).count())
     });
@@ -55,10 +61,7 @@ fn bloom(c: &mut Criterion) {
     });
 
     // 50M capacity, 0.1% (about 90 MiB: far larger than cache).
-    let mut big = Chain::new(50_000_000, 0.001, 2, false).unwrap();
-    for it in items("b", 200_000) {
-        big.add(&it);
-    }
+    let mut big = filled_chain(50_000_000, 0.001, "b", 200_000);
     g.bench_function("check/90MiB one by one", |b| {
         b.iter(|| probe.iter().filter(|i| big.contains(i)).count())
     });
@@ -96,10 +99,7 @@ fn bloom(c: &mut Criterion) {
     });
 
     // A chain of 11 links (capacity 1000, expansion 2).
-    let mut chain = Chain::new(1000, 0.01, 2, false).unwrap();
-    for it in items("c", 1_030_000) {
-        chain.add(&it);
-    }
+    let chain = filled_chain(1000, 0.01, "c", 1_030_000);
     assert!(chain.num_links() >= 10);
     g.bench_function("check/11 links", |b| {
         b.iter(|| probe.iter().filter(|i| chain.contains(i)).count())
