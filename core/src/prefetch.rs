@@ -19,14 +19,15 @@ pub fn prefetch(byte: &u8) {
     }
 }
 
-/// Items hashed ahead of the one being processed in a batch: far enough
-/// that its lines arrive in time, near enough that they stay in L1/L2.
-pub const DISTANCE: usize = 8;
+/// Items hashed and prefetched together: the prefetches of a block are
+/// issued back to back, so their misses (and page walks) overlap.
+pub const BLOCK: usize = 16;
 
-/// Runs `each` on the hashes of `items` in order, prefetching what item
-/// `i + DISTANCE` will read while item `i` is processed, so the cache misses
-/// of a batch on a large filter overlap. Hashes wait in a ring on the stack:
-/// no allocation per command. `each` returns false to stop early.
+/// Runs `each` on the hashes of `items` in order. Items go by blocks: the
+/// next block is hashed and its lines prefetched before the current block
+/// is processed, so the cache misses of a batch on a large filter overlap.
+/// Hashes wait on the stack: no allocation per command. `each` returns
+/// false to stop early.
 ///
 /// `state` is the filter (`&mut` when `each` writes): `hash` and `prefetch`
 /// read it between the calls of `each`.
@@ -44,25 +45,28 @@ pub fn pipelined<S, I, H: Copy + Default>(
         each(&mut state, h);
         return;
     }
-    let mut ring = [H::default(); DISTANCE];
-    for (slot, item) in ring.iter_mut().zip(items) {
-        *slot = hash(&state, item);
-        prefetch(&state, *slot);
-    }
-    for i in 0..items.len() {
-        let Some(h) = ring.get(i % DISTANCE).copied() else {
-            return;
-        };
-        if let Some(ahead) = items.get(i + DISTANCE) {
-            let next = hash(&state, ahead);
-            prefetch(&state, next);
-            if let Some(s) = ring.get_mut(i % DISTANCE) {
-                *s = next;
+    // Hashes first, then the prefetches in a tight loop.
+    let load = |state: &S, chunk: &[I], block: &mut [H; BLOCK]| {
+        for (slot, item) in block.iter_mut().zip(chunk) {
+            *slot = hash(state, item);
+        }
+        for h in block.iter().take(chunk.len()) {
+            prefetch(state, *h);
+        }
+        chunk.len()
+    };
+    let mut chunks = items.chunks(BLOCK);
+    let (mut current, mut next) = ([H::default(); BLOCK], [H::default(); BLOCK]);
+    let mut len = chunks.next().map_or(0, |c| load(&state, c, &mut current));
+    while len > 0 {
+        let next_len = chunks.next().map_or(0, |c| load(&state, c, &mut next));
+        for h in current.iter().take(len) {
+            if !each(&mut state, *h) {
+                return;
             }
         }
-        if !each(&mut state, h) {
-            return;
-        }
+        std::mem::swap(&mut current, &mut next);
+        len = next_len;
     }
 }
 
@@ -74,15 +78,7 @@ mod tests {
     /// sizes around the ring size; stopping early stops.
     #[test]
     fn pipelined_visits_every_item_in_order() {
-        for n in [
-            0,
-            1,
-            2,
-            DISTANCE - 1,
-            DISTANCE,
-            DISTANCE + 1,
-            3 * DISTANCE + 5,
-        ] {
+        for n in [0, 1, 2, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5] {
             let items: Vec<u64> = (0..n as u64).collect();
             let mut seen = Vec::new();
             let prefetched = std::cell::RefCell::new(Vec::new());
