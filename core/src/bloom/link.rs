@@ -140,25 +140,7 @@ impl Link {
     /// The bit indices probed for `h`.
     #[inline]
     fn probes(&self, h: HashPair) -> Probes {
-        let d = modulus(self.n2, self.bits());
-        // Two reductions per item instead of one per probe; a mask for the
-        // power-of-two moduli of legacy links.
-        let reduce = |v: u64| {
-            if d.is_power_of_two() {
-                v & (d - 1)
-            } else {
-                v % d
-            }
-        };
-        Probes {
-            sum: h.a,
-            index: reduce(h.a),
-            step: h.b,
-            step_index: reduce(h.b),
-            wrap: self.wrap,
-            modulus: d,
-            left: self.hashes,
-        }
+        Probes::new(h, modulus(self.n2, self.bits()), self.wrap, self.hashes)
     }
 
     /// Prefetches the bytes of the first `limit` probes of `h`.
@@ -252,24 +234,49 @@ struct Probes {
     sum: u64,
     index: u64,
     step: u64,
-    step_index: u64,
+    /// `b mod d`, computed at the second probe: most checks of an absent
+    /// item stop at the first, and a division is the costliest step.
+    step_index: Option<u64>,
     wrap: u64,
     modulus: u64,
     left: u32,
+    /// Whether `index` was returned (the next call advances first).
+    returned: bool,
 }
 
-impl Iterator for Probes {
-    type Item = u64;
+/// `v mod d`; a mask for the power-of-two moduli of legacy links.
+#[inline]
+fn reduce(v: u64, d: u64) -> u64 {
+    if d.is_power_of_two() {
+        v & (d - 1)
+    } else {
+        v % d
+    }
+}
+
+impl Probes {
+    #[inline]
+    fn new(h: HashPair, modulus: u64, wrap: u64, count: u32) -> Probes {
+        Probes {
+            sum: h.a,
+            index: reduce(h.a, modulus),
+            step: h.b,
+            step_index: None,
+            wrap,
+            modulus,
+            left: count,
+            returned: false,
+        }
+    }
 
     #[inline]
-    fn next(&mut self) -> Option<u64> {
-        self.left = self.left.checked_sub(1)?;
-        let x = self.index;
+    fn advance(&mut self) {
         let d = self.modulus;
+        let step_index = *self.step_index.get_or_insert_with(|| reduce(self.step, d));
         let (sum, wrapped) = self.sum.overflowing_add(self.step);
         self.sum = sum;
-        // x + step_index < 2d; the true sum may exceed 2^64 when d > 2^63.
-        let (r, carry) = x.overflowing_add(self.step_index);
+        // index + step_index < 2d; the true sum may exceed 2^64 when d > 2^63.
+        let (r, carry) = self.index.overflowing_add(step_index);
         let mut r = if carry || r >= d {
             r.wrapping_sub(d)
         } else {
@@ -283,7 +290,20 @@ impl Iterator for Probes {
             };
         }
         self.index = r;
-        Some(x)
+    }
+}
+
+impl Iterator for Probes {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        self.left = self.left.checked_sub(1)?;
+        if self.returned {
+            self.advance();
+        }
+        self.returned = true;
+        Some(self.index)
     }
 }
 
@@ -293,23 +313,7 @@ mod probe_tests {
 
     /// The incremental reduction equals `(a + i*b) mod d` computed directly.
     fn check(a: u64, b: u64, d: u64, k: u32) {
-        let p = Probes {
-            sum: a,
-            index: if d.is_power_of_two() {
-                a & (d - 1)
-            } else {
-                a % d
-            },
-            step: b,
-            step_index: if d.is_power_of_two() {
-                b & (d - 1)
-            } else {
-                b % d
-            },
-            wrap: 0u64.wrapping_sub(d) % d,
-            modulus: d,
-            left: k,
-        };
+        let p = Probes::new(HashPair { a, b }, d, 0u64.wrapping_sub(d) % d, k);
         let got: Vec<u64> = p.collect();
         let want: Vec<u64> = (0..u64::from(k))
             .map(|i| a.wrapping_add(i.wrapping_mul(b)) % d)
