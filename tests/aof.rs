@@ -98,12 +98,15 @@ fn pipeline_until_dead(port: u16, cmds: Arc<Vec<Args>>, progress: Arc<AtomicUsiz
     out
 }
 
+/// Items that must answer EXISTS 1, and BF.CARD.
+type BloomModel = (BTreeSet<Vec<u8>>, i64);
+
 /// What the replies of a command prefix imply, per key: Bloom items that
 /// must answer EXISTS 1 and BF.CARD; Cuckoo "Number of items inserted".
 /// Keys touched by LOADCHUNK are unknown (`None`) until recreated.
 #[derive(Default)]
 struct Model {
-    bloom: BTreeMap<Vec<u8>, Option<(BTreeSet<Vec<u8>>, i64)>>,
+    bloom: BTreeMap<Vec<u8>, Option<BloomModel>>,
     cuckoo: BTreeMap<Vec<u8>, Option<i64>>,
 }
 

@@ -38,8 +38,11 @@ pub const ALLOC_CAP: u128 = 16 << 20;
 /// Allocations this big cannot succeed on x86-64 (47-bit user address space).
 pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 
+/// A fuzz target: one input, panics on a finding.
+pub type Target = fn(&[u8]);
+
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, fn(&[u8])); 9] = [
+pub const TARGETS: [(&str, Target); 9] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),

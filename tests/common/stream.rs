@@ -454,13 +454,16 @@ fn normalise(e: &str) -> String {
     }
 }
 
+/// A full SCANDUMP: (cursor, chunk) pairs, or the error that stopped it.
+pub type Scandump = Result<Vec<(i64, Vec<u8>)>, Reply>;
+
 /// Everything a test compares about one key.
 #[derive(Debug, PartialEq)]
 pub struct KeySnap {
     pub kind: String,
     pub dump: Reply,
     /// Full SCANDUMP (BF / CF keys only).
-    pub scandump: Option<Result<Vec<(i64, Vec<u8>)>, Reply>>,
+    pub scandump: Option<Scandump>,
     /// DEBUG DIGEST-VALUE (when asked for).
     pub digest: Option<Reply>,
 }
@@ -496,12 +499,18 @@ pub fn snapshot(c: &mut Conn, digests: bool) -> BTreeMap<Vec<u8>, KeySnap> {
 /// Asserts two snapshots are identical, naming the first differing key
 /// (without printing megabytes of filter data).
 pub fn assert_same(a: &BTreeMap<Vec<u8>, KeySnap>, b: &BTreeMap<Vec<u8>, KeySnap>, what: &str) {
-    let ka: Vec<_> = a.keys().map(|k| show_args(&[k.clone()])).collect();
-    let kb: Vec<_> = b.keys().map(|k| show_args(&[k.clone()])).collect();
+    let ka: Vec<_> = a
+        .keys()
+        .map(|k| show_args(std::slice::from_ref(k)))
+        .collect();
+    let kb: Vec<_> = b
+        .keys()
+        .map(|k| show_args(std::slice::from_ref(k)))
+        .collect();
     assert_eq!(ka, kb, "{what}: different key sets");
     for (key, sa) in a {
         let sb = &b[key];
-        let name = show_args(&[key.clone()]);
+        let name = show_args(std::slice::from_ref(key));
         assert_eq!(sa.kind, sb.kind, "{what}: TYPE of {name}");
         assert!(sa.dump == sb.dump, "{what}: DUMP of {name} differs");
         assert!(
