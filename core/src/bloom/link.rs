@@ -162,14 +162,24 @@ impl Link {
         })
     }
 
-    /// Sets every probed bit and counts the item.
-    pub(crate) fn insert(&mut self, h: HashPair) {
+    /// Sets the probed bits of `h` that are unset, in the same pass that
+    /// checks them; counts the item and returns true when any was unset.
+    /// A present item writes nothing (no copy-on-write after a fork).
+    pub(crate) fn add(&mut self, h: HashPair) -> bool {
+        let mut added = false;
         for x in self.probes(h) {
             if let Some(byte) = self.data.get_mut((x >> 3) as usize) {
-                *byte |= 1 << (x & 7);
+                let mask = 1 << (x & 7);
+                if *byte & mask == 0 {
+                    *byte |= mask;
+                    added = true;
+                }
             }
         }
-        self.size = self.size.wrapping_add(1);
+        if added {
+            self.size = self.size.wrapping_add(1);
+        }
+        added
     }
 
     /// The bit array, for LOADCHUNK.

@@ -159,26 +159,43 @@ impl Chain {
         self.add_hashed(h)
     }
 
-    /// Adds an item by its precomputed pair (§3.5).
+    /// Adds an item by its precomputed pair (§3.5). Present means present in
+    /// any link; the newest, when it has room, is checked and written in one
+    /// pass.
     pub fn add_hashed(&mut self, h: HashPair) -> AddOutcome {
-        if self.contains_hashed(h) {
+        let Some((newest, older)) = self.links.split_last_mut() else {
+            return AddOutcome::Error;
+        };
+        if older.iter().rev().any(|link| link.contains(h)) {
             return AddOutcome::Present;
         }
-        let Some(cur) = self.links.last() else {
-            return AddOutcome::Error;
-        };
-        if cur.size() >= cur.entries() {
-            if self.options & NO_SCALING != 0 {
-                return AddOutcome::Full;
-            }
-            if self.grow().is_err() {
-                return AddOutcome::Error;
-            }
+        if newest.size() < newest.entries() {
+            let added = newest.add(h);
+            return self.counted(added);
         }
-        let Some(cur) = self.links.last_mut() else {
+        if newest.contains(h) {
+            return AddOutcome::Present;
+        }
+        if self.options & NO_SCALING != 0 {
+            return AddOutcome::Full;
+        }
+        if self.grow().is_err() {
             return AddOutcome::Error;
-        };
-        cur.insert(h);
+        }
+        match self.links.last_mut() {
+            Some(fresh) => {
+                let added = fresh.add(h);
+                self.counted(added)
+            }
+            None => AddOutcome::Error,
+        }
+    }
+
+    /// The outcome of a link's `add`, counted in the chain.
+    fn counted(&mut self, added: bool) -> AddOutcome {
+        if !added {
+            return AddOutcome::Present;
+        }
         // Wraps like the C counters; a loaded size can be anything.
         self.size = self.size.wrapping_add(1);
         AddOutcome::Added
