@@ -75,7 +75,7 @@ mod tests {
     use super::*;
 
     /// Every item is processed once, in order, with its own hash, for batch
-    /// sizes around the ring size; stopping early stops.
+    /// sizes around the block size; stopping early stops.
     #[test]
     fn pipelined_visits_every_item_in_order() {
         for n in [0, 1, 2, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5] {
