@@ -64,8 +64,14 @@ struct Sent {
 }
 
 /// Pipelines `cmds` in batches of 20, reading every reply, until the
-/// stream ends or the server goes away.
-fn pipeline_until_dead(port: u16, cmds: Arc<Vec<Args>>, progress: Arc<AtomicUsize>) -> Sent {
+/// stream ends or the server goes away. A batch starting at or after the
+/// index in `hold` waits until `hold` is raised.
+fn pipeline_until_dead(
+    port: u16,
+    cmds: Arc<Vec<Args>>,
+    progress: Arc<AtomicUsize>,
+    hold: Arc<AtomicUsize>,
+) -> Sent {
     let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -76,7 +82,10 @@ fn pipeline_until_dead(port: u16, cmds: Arc<Vec<Args>>, progress: Arc<AtomicUsiz
         replies: Vec::new(),
         written: 0,
     };
-    for batch in cmds.chunks(20) {
+    for (i, batch) in cmds.chunks(20).enumerate() {
+        while i * 20 >= hold.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_micros(100));
+        }
         let mut buf = Vec::new();
         for c in batch {
             encode_into(&mut buf, c);
@@ -243,9 +252,11 @@ fn kill_mid_stream(flavor: Flavor, preamble: &str, seed: u64) {
 
     let mut server = aof_server(flavor, preamble, "always");
     let progress = Arc::new(AtomicUsize::new(0));
+    let hold = Arc::new(AtomicUsize::new(STREAM_LEN / 5));
     let writer = {
-        let (port, cmds, progress) = (server.port, cmds.clone(), progress.clone());
-        std::thread::spawn(move || pipeline_until_dead(port, cmds, progress))
+        let (port, cmds) = (server.port, cmds.clone());
+        let (progress, hold) = (progress.clone(), hold.clone());
+        std::thread::spawn(move || pipeline_until_dead(port, cmds, progress, hold))
     };
     let wait_for = |n: usize| {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -255,12 +266,15 @@ fn kill_mid_stream(flavor: Flavor, preamble: &str, seed: u64) {
         }
     };
     // A rewrite while the stream runs: the AOF then is a base (RDB or
-    // LOADCHUNK commands) plus an increment.
+    // LOADCHUNK commands) plus an increment. The stream may not pass the
+    // kill point before the rewrite is done (a slow rewrite once let it end).
     wait_for(STREAM_LEN / 5);
     let mut admin = server.conn();
     let r = admin.cmd(&["BGREWRITEAOF"]);
     assert!(!r.is_error(), "{r:?}");
+    hold.store(STREAM_LEN / 2, Ordering::SeqCst);
     wait_rewrite_done(&mut admin);
+    hold.store(usize::MAX, Ordering::SeqCst);
     // Kill at a seed-dependent point, a little after a reply was read, so
     // that the next batch is in flight.
     wait_for(STREAM_LEN / 2 + (seed % 1000) as usize);
