@@ -3,6 +3,7 @@
 use super::sizing::{bits_per_entry, hash_count, size_link};
 use super::{CreateError, HashPair, LoadError};
 use crate::alloc::try_zeroed;
+use std::hint::select_unpredictable;
 
 /// Upper bound on `hashes` of loaded links. A genuine link has at most 1075
 /// (ceil(LN2c · bpe) for the smallest positive error, 5e-324); the bound keeps
@@ -286,20 +287,12 @@ impl Probes {
         let (sum, wrapped) = self.sum.overflowing_add(self.step);
         self.sum = sum;
         // index + step_index < 2d; the true sum may exceed 2^64 when d > 2^63.
+        // Selects, not branches: each condition is a coin flip per probe.
         let (r, carry) = self.index.overflowing_add(step_index);
-        let mut r = if carry || r >= d {
-            r.wrapping_sub(d)
-        } else {
-            r
-        };
-        if wrapped {
-            r = if r >= self.wrap {
-                r - self.wrap
-            } else {
-                r + (d - self.wrap)
-            };
-        }
-        self.index = r;
+        let r = select_unpredictable(carry | (r >= d), r.wrapping_sub(d), r);
+        let (less, borrow) = r.overflowing_sub(self.wrap);
+        let unwrapped = select_unpredictable(borrow, less.wrapping_add(d), less);
+        self.index = select_unpredictable(wrapped, unwrapped, r);
     }
 }
 
