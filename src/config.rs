@@ -5,6 +5,9 @@
 //! Names are registered unprefixed (`bf-error-rate`) on servers ≥ 8.0, like
 //! RedisBloom 8; older servers (Redis 7.x, Valkey 8) only know prefixed module
 //! configs, so there they appear as `bf.bf-error-rate`.
+//!
+//! rsbloom's own setting, `bf.huge-pages` (not in RedisBloom), is always
+//! prefixed: a bare name could clash with a future server or module config.
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::{LazyLock, Mutex, RwLock, RwLockReadGuard};
@@ -108,6 +111,7 @@ pub fn register(ctx: *mut RedisModuleCtx, try_unprefixed: bool) -> Result<bool, 
             return Err(format!("could not register config {name}"));
         }
     }
+    register_huge_pages(ctx)?;
     if rm!(RedisModule_LoadConfigs(ctx)) != raw::REDISMODULE_OK as c_int {
         return Err("could not load module configs".into());
     }
@@ -138,4 +142,46 @@ fn register_one(
         index as *mut c_void,
     ));
     Ok(status == raw::REDISMODULE_OK as c_int)
+}
+
+/// `bf.huge-pages` (default no): advise transparent huge pages for the
+/// storage of filters of 4 MiB and more allocated from then on (and loaded
+/// from RDB), see `ffi::alloc::advise_huge`. Off by default: huge pages make
+/// copy-on-write after a fork copy 2 MiB per first write to a page, and
+/// page faults may compact memory; operators opt in per instance.
+fn register_huge_pages(ctx: *mut RedisModuleCtx) -> Result<(), String> {
+    let name = CString::new("huge-pages").map_err(|e| e.to_string())?;
+    let status = rm!(RedisModule_RegisterBoolConfig(
+        ctx,
+        name.as_ptr(),
+        0,
+        0,
+        Some(get_huge_pages),
+        Some(set_huge_pages),
+        None,
+        std::ptr::null_mut(),
+    ));
+    if status == raw::REDISMODULE_OK as c_int {
+        Ok(())
+    } else {
+        Err("could not register config huge-pages".into())
+    }
+}
+
+unsafe extern "C" fn get_huge_pages(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    guarded("config get", 0, || {
+        c_int::from(crate::ffi::alloc::huge_pages())
+    })
+}
+
+unsafe extern "C" fn set_huge_pages(
+    _name: *const c_char,
+    value: c_int,
+    _privdata: *mut c_void,
+    _err: *mut *mut RedisModuleString,
+) -> c_int {
+    guarded("config set", raw::REDISMODULE_ERR as c_int, || {
+        crate::ffi::alloc::set_huge_pages(value != 0);
+        raw::REDISMODULE_OK as c_int
+    })
 }

@@ -1,5 +1,6 @@
 //! What rsbloom adds over RedisBloom: COPY, DEBUG DIGEST, lazy free of large
-//! filters, keyspace notifications, the INFO section, active defrag.
+//! filters, keyspace notifications, the INFO section, active defrag, the
+//! `bf.huge-pages` setting.
 mod common;
 use common::*;
 use std::time::{Duration, Instant};
@@ -220,5 +221,91 @@ fn every_write_fires_a_module_keyspace_event() {
         c.cmd(&["SET", "marker", "1"]);
         let msg = sub.read();
         assert_eq!(msg.as_array()[3], bulk("set"), "{msg:?}");
+    }
+}
+
+/// The server's transparent huge pages in use, in kB (`/proc/<pid>/smaps_rollup`).
+fn anon_huge_kb(c: &mut Conn) -> u64 {
+    let pid: u32 = info::num(c, "server", "process_id");
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap();
+    let line = rollup
+        .lines()
+        .find(|l| l.starts_with("AnonHugePages:"))
+        .unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Adds the same 2000 items to `key` (Bloom or Cuckoo by `fam`).
+fn fill(c: &mut Conn, fam: Fam, key: &str) {
+    let add = if fam == Fam::Bf { "BF.MADD" } else { "CF.INSERT" };
+    let mut cmd = vec![add.to_string(), key.to_string()];
+    if fam == Fam::Cf {
+        cmd.push("ITEMS".into());
+    }
+    cmd.extend((0..2000).map(|i| format!("item{i}")));
+    let r = c.cmd(&cmd);
+    assert_eq!(r.as_array().len(), 2000, "{key}: {r:?}");
+}
+
+/// `bf.huge-pages yes` backs filters allocated afterwards with transparent
+/// huge pages (when the kernel's THP mode is `madvise`, as on Debian) and
+/// changes nothing observable: same replies, same SCANDUMP, same after a
+/// reload; off (the default) no huge page is used.
+#[test]
+fn huge_pages_setting_backs_large_filters_and_changes_nothing_else() {
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .unwrap_or_default();
+    let madvise = thp.contains("[madvise]");
+    if !madvise {
+        eprintln!("THP mode is not madvise ({}): only replies are checked", thp.trim());
+    }
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let get = |c: &mut Conn| c.cmd(&["CONFIG", "GET", "bf.huge-pages"]);
+        assert_eq!(get(&mut c), arr(vec![bulk("bf.huge-pages"), bulk("no")]));
+        // 20M capacity: 34 MiB Bloom, 16 MiB cuckoo; 2000 items touch every 2 MiB.
+        let create = |c: &mut Conn, suffix: &str| {
+            let (bf, cf) = (format!("bf-{suffix}"), format!("cf-{suffix}"));
+            assert_eq!(c.cmd(&["BF.RESERVE", &bf, "0.001", "20000000"]), ok());
+            assert_eq!(c.cmd(&["CF.RESERVE", &cf, "20000000"]), ok());
+            fill(c, Fam::Bf, &bf);
+            fill(c, Fam::Cf, &cf);
+        };
+        create(&mut c, "off");
+        if madvise {
+            assert_eq!(anon_huge_kb(&mut c), 0, "{flavor:?}: huge pages while off");
+        }
+        assert_eq!(c.cmd(&["CONFIG", "SET", "bf.huge-pages", "yes"]), ok());
+        assert_eq!(get(&mut c), arr(vec![bulk("bf.huge-pages"), bulk("yes")]));
+        assert!(c.cmd(&["CONFIG", "SET", "bf.huge-pages", "maybe"]).is_error());
+        create(&mut c, "on");
+        if madvise {
+            let kb = anon_huge_kb(&mut c);
+            assert!(kb >= 16 << 10, "{flavor:?}: {kb} kB of huge pages");
+        }
+        let same = |c: &mut Conn| {
+            for fam in [Fam::Bf, Fam::Cf] {
+                let p = fam.prefix().to_lowercase();
+                let (on, off) = (format!("{p}-on"), format!("{p}-off"));
+                assert_eq!(
+                    filters::snapshot(c, fam, &on).dump,
+                    filters::snapshot(c, fam, &off).dump,
+                    "{flavor:?} {fam:?}"
+                );
+                let exists = fam.cmd("EXISTS");
+                for item in ["item0", "item1999", "absent"] {
+                    assert_eq!(c.cmd(&[&exists, &on, item]), c.cmd(&[&exists, &off, item]));
+                }
+            }
+        };
+        same(&mut c);
+        assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), ok());
+        same(&mut c);
+        assert_eq!(c.cmd(&["COPY", "bf-on", "bf-copy"]), int(1));
+        assert_eq!(c.cmd(&["BF.EXISTS", "bf-copy", "item7"]), int(1));
+        assert_eq!(c.cmd(&["CONFIG", "SET", "bf.huge-pages", "no"]), ok());
+        assert_eq!(c.cmd(&["DEL", "bf-on", "cf-on", "bf-copy"]), int(3));
+        alive(&mut c);
     }
 }

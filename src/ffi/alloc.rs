@@ -8,7 +8,7 @@
 //! from `TryAlloc` plus [`zero`], which keeps large blocks lazily committed.
 
 use std::alloc::{GlobalAlloc, Layout};
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 
 use redis_module::raw;
 
@@ -87,6 +87,7 @@ unsafe impl GlobalAlloc for ServerAllocator {
             (Some(f), _) | (None, Some(f)) => f(size).cast(),
             (None, None) => std::ptr::null_mut(),
         };
+        advise_huge(ptr, size);
         account(ptr, size, 0)
     }
 
@@ -96,7 +97,9 @@ unsafe impl GlobalAlloc for ServerAllocator {
             if !admissible(size, 0) {
                 return std::ptr::null_mut();
             }
-            return account(f(1, size).cast(), size, 0);
+            let ptr = f(1, size).cast();
+            advise_huge(ptr, size);
+            return account(ptr, size, 0);
         }
         let ptr = self.alloc(layout);
         if !ptr.is_null() {
@@ -107,6 +110,7 @@ unsafe impl GlobalAlloc for ServerAllocator {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if let Some(f) = raw::RedisModule_Free {
+            unadvise_huge(ptr, padded(layout));
             f(ptr.cast());
             account(ptr, 0, padded(layout));
         }
@@ -119,11 +123,70 @@ unsafe impl GlobalAlloc for ServerAllocator {
         if !admissible(size, old) {
             return std::ptr::null_mut();
         }
+        // Storage is never resized; dropping the advice keeps a moved-out
+        // old block from passing it on to whatever reuses its pages.
+        unadvise_huge(ptr, old);
         let new = match (raw::RedisModule_TryRealloc, raw::RedisModule_Realloc) {
             (Some(f), _) | (None, Some(f)) => f(ptr.cast(), size).cast(),
             (None, None) => std::ptr::null_mut(),
         };
         account(new, size, old)
+    }
+}
+
+/// Blocks from this size get the huge-page advice when `bf.huge-pages` is
+/// on: whatever their alignment, a whole 2 MiB page fits inside. Only filter
+/// storage (and short-lived dump buffers) is this large.
+const HUGE_MIN: usize = 4 << 20;
+
+/// The `bf.huge-pages` setting.
+static HUGE_PAGES: AtomicBool = AtomicBool::new(false);
+/// Set once the setting was ever on: from then on large blocks may carry
+/// the advice, and drop it when freed.
+static HUGE_ADVISED: AtomicBool = AtomicBool::new(false);
+
+/// Turns the huge-page advice of new large blocks on or off.
+pub fn set_huge_pages(on: bool) {
+    if on {
+        HUGE_ADVISED.store(true, Ordering::Relaxed);
+    }
+    HUGE_PAGES.store(on, Ordering::Relaxed);
+}
+
+pub fn huge_pages() -> bool {
+    HUGE_PAGES.load(Ordering::Relaxed)
+}
+
+/// Asks the kernel to back the block with transparent huge pages when the
+/// setting is on. Every probe of a large filter lands on a random page; with
+/// 4 KiB pages nearly each one is a TLB miss and a page walk. Only a hint:
+/// with THP `never`, or disabled for the process (Redis does that when THP
+/// is `always`), nothing changes.
+///
+/// # Safety
+/// `ptr..ptr+len` must be a live block owned by this module (or null).
+pub unsafe fn advise_huge(ptr: *mut u8, len: usize) {
+    if len >= HUGE_MIN && !ptr.is_null() && HUGE_PAGES.load(Ordering::Relaxed) {
+        advise_pages(ptr, len, libc::MADV_HUGEPAGE);
+    }
+}
+
+/// Drops the advice before a block is freed: the allocator reuses its pages
+/// for other data, which must not be huge-paged behind the operator's back.
+unsafe fn unadvise_huge(ptr: *mut u8, len: usize) {
+    if len >= HUGE_MIN && !ptr.is_null() && HUGE_ADVISED.load(Ordering::Relaxed) {
+        advise_pages(ptr, len, libc::MADV_NOHUGEPAGE);
+    }
+}
+
+/// `madvise` over the pages entirely inside `ptr..ptr+len` (neighbouring
+/// blocks share the edge pages); failure is ignored, as for any hint.
+unsafe fn advise_pages(ptr: *mut u8, len: usize, advice: libc::c_int) {
+    let page = page_size();
+    let start = (ptr as usize).next_multiple_of(page);
+    let end = (ptr as usize + len) / page * page;
+    if end > start {
+        libc::madvise(start as *mut libc::c_void, end - start, advice);
     }
 }
 

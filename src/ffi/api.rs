@@ -94,6 +94,7 @@ required!(
     RedisModule_EmitAOF,
     RedisModule_GetServerVersion,
     RedisModule_RegisterStringConfig,
+    RedisModule_RegisterBoolConfig,
     RedisModule_LoadConfigs,
     RedisModule_RegisterInfoFunc,
     RedisModule_InfoAddSection,

@@ -54,7 +54,14 @@ impl RdbSource for IoSource {
         // SAFETY: `ptr` is a live server-allocated block of at least `len`
         // bytes, owned by us from here on; the Box frees it via the global
         // allocator, i.e. RedisModule_Free.
-        Ok(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr.cast::<u8>(), len)) })
+        unsafe {
+            // Already written: khugepaged collapses it in the background.
+            crate::ffi::alloc::advise_huge(ptr.cast(), len);
+            Ok(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                ptr.cast::<u8>(),
+                len,
+            )))
+        }
     }
 }
 
