@@ -173,6 +173,7 @@ pub unsafe fn advise_huge(ptr: *mut u8, len: usize) {
 
 /// Drops the advice before a block is freed: the allocator reuses its pages
 /// for other data, which must not be huge-paged behind the operator's back.
+#[cfg_attr(test, allow(dead_code))]
 unsafe fn unadvise_huge(ptr: *mut u8, len: usize) {
     if len >= HUGE_MIN && !ptr.is_null() && HUGE_ADVISED.load(Ordering::Relaxed) {
         advise_pages(ptr, len, libc::MADV_NOHUGEPAGE);
