@@ -296,6 +296,22 @@ def warm(prefix, n):
     return f
 
 
+def rsbloom_huge_pages(*setup):
+    """Runs `setup` with bf.huge-pages on in rsbloom (off again afterwards, so
+    only these filters have it); RedisBloom has no such setting."""
+
+    def f(s):
+        hp = s.name == "rsbloom"
+        if hp:
+            s.conn.call("CONFIG", "SET", "bf.huge-pages", "yes")
+        for cmd in setup:
+            cmd(s) if callable(cmd) else s.conn.call(*cmd)
+        if hp:
+            s.conn.call("CONFIG", "SET", "bf.huge-pages", "no")
+
+    return f
+
+
 def fill_chain(s):
     s.conn.call("BF.RESERVE", "chain", "0.01", "1000", "EXPANSION", "2")
     # Links hold 1000·2^i items; with ~1 % of the items false positives
@@ -433,6 +449,19 @@ def workloads(quick):
                   warm(["CF.INSERT", "cfbig", "ITEMS"], 3000)]),
         RB("CF.MEXISTS x100, 128 MiB filter", ["CF.MEXISTS", "cfbig"] + rand_items(BATCH), n(15_000), 4,
            rand=1_000_000_000, scale=BATCH),
+        # The same four with rsbloom's opt-in huge pages (its own filters).
+        RB("BF.MADD x100, 99 MiB filter, rsbloom bf.huge-pages yes", ["BF.MADD", "bfhp"] + rand_items(BATCH),
+           n(15_000), 4, rand=1_000_000_000, scale=BATCH,
+           setup=[rsbloom_huge_pages(("BF.RESERVE", "bfhp", "0.001", "50000000"),
+                                     warm(["BF.MADD", "bfhp"], 2000))]),
+        RB("BF.MEXISTS x100, 99 MiB filter, rsbloom bf.huge-pages yes", ["BF.MEXISTS", "bfhp"] + rand_items(BATCH),
+           n(15_000), 4, rand=1_000_000_000, scale=BATCH),
+        RB("CF.INSERT x100, 128 MiB filter, rsbloom bf.huge-pages yes",
+           ["CF.INSERT", "cfhp", "ITEMS"] + rand_items(BATCH), n(10_000), 4, rand=1_000_000_000, scale=BATCH,
+           setup=[rsbloom_huge_pages(("CF.RESERVE", "cfhp", "100000000", "BUCKETSIZE", "4"),
+                                     warm(["CF.INSERT", "cfhp", "ITEMS"], 3000))]),
+        RB("CF.MEXISTS x100, 128 MiB filter, rsbloom bf.huge-pages yes", ["CF.MEXISTS", "cfhp"] + rand_items(BATCH),
+           n(15_000), 4, rand=1_000_000_000, scale=BATCH),
         # No filter touched: the server's own cost of a 100-item command
         # (argument objects, replies), the floor under the batch rows.
         RB("BF.MEXISTS x100, missing key (floor)", ["BF.MEXISTS", "nokey"] + rand_items(BATCH), n(15_000), 4,
