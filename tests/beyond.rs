@@ -237,7 +237,11 @@ fn anon_huge_kb(c: &mut Conn) -> u64 {
 
 /// Adds the same 2000 items to `key` (Bloom or Cuckoo by `fam`).
 fn fill(c: &mut Conn, fam: Fam, key: &str) {
-    let add = if fam == Fam::Bf { "BF.MADD" } else { "CF.INSERT" };
+    let add = if fam == Fam::Bf {
+        "BF.MADD"
+    } else {
+        "CF.INSERT"
+    };
     let mut cmd = vec![add.to_string(), key.to_string()];
     if fam == Fam::Cf {
         cmd.push("ITEMS".into());
@@ -253,11 +257,14 @@ fn fill(c: &mut Conn, fam: Fam, key: &str) {
 /// reload; off (the default) no huge page is used.
 #[test]
 fn huge_pages_setting_backs_large_filters_and_changes_nothing_else() {
-    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-        .unwrap_or_default();
+    let thp =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
     let madvise = thp.contains("[madvise]");
     if !madvise {
-        eprintln!("THP mode is not madvise ({}): only replies are checked", thp.trim());
+        eprintln!(
+            "THP mode is not madvise ({}): only replies are checked",
+            thp.trim()
+        );
     }
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
@@ -278,7 +285,9 @@ fn huge_pages_setting_backs_large_filters_and_changes_nothing_else() {
         }
         assert_eq!(c.cmd(&["CONFIG", "SET", "bf.huge-pages", "yes"]), ok());
         assert_eq!(get(&mut c), arr(vec![bulk("bf.huge-pages"), bulk("yes")]));
-        assert!(c.cmd(&["CONFIG", "SET", "bf.huge-pages", "maybe"]).is_error());
+        assert!(c
+            .cmd(&["CONFIG", "SET", "bf.huge-pages", "maybe"])
+            .is_error());
         create(&mut c, "on");
         if madvise {
             let kb = anon_huge_kb(&mut c);
