@@ -110,9 +110,10 @@ unsafe impl GlobalAlloc for ServerAllocator {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if let Some(f) = raw::RedisModule_Free {
-            unadvise_huge(ptr, padded(layout));
+            let size = padded(layout);
+            unadvise_huge(ptr, size);
             f(ptr.cast());
-            account(ptr, 0, padded(layout));
+            account(ptr, 0, size);
         }
     }
 
@@ -183,12 +184,18 @@ unsafe fn unadvise_huge(ptr: *mut u8, len: usize) {
 /// `madvise` over the pages entirely inside `ptr..ptr+len` (neighbouring
 /// blocks share the edge pages); failure is ignored, as for any hint.
 unsafe fn advise_pages(ptr: *mut u8, len: usize, advice: libc::c_int) {
+    if let Some((start, end)) = whole_pages(ptr, len) {
+        libc::madvise(start as *mut libc::c_void, end - start, advice);
+    }
+}
+
+/// Start and end addresses of the pages entirely inside `ptr..ptr+len`,
+/// if there is any.
+fn whole_pages(ptr: *mut u8, len: usize) -> Option<(usize, usize)> {
     let page = page_size();
     let start = (ptr as usize).next_multiple_of(page);
     let end = (ptr as usize + len) / page * page;
-    if end > start {
-        libc::madvise(start as *mut libc::c_void, end - start, advice);
-    }
+    (end > start).then_some((start, end))
 }
 
 /// Below this, plain memset beats a system call.
@@ -225,12 +232,9 @@ pub unsafe fn discard(ptr: *mut u8, len: usize) -> (usize, usize) {
     if len < DISCARD_MIN {
         return (0, 0);
     }
-    let page = page_size();
-    let start = (ptr as usize).next_multiple_of(page);
-    let end = (ptr as usize + len) / page * page;
-    if end <= start {
+    let Some((start, end)) = whole_pages(ptr, len) else {
         return (0, 0);
-    }
+    };
     let mut at = start;
     while at < end {
         let step = DISCARD_STEP.min(end - at);
