@@ -254,7 +254,9 @@ class RB(Workload):
 
     Besides throughput it records the server's CPU time per request: on a
     busy or shared machine (the client competes for the same cores) that
-    is the steadier measure of the module's own cost.
+    is the steadier measure of the module's own cost. It also records the
+    time spent executing the command itself (INFO commandstats), without
+    the server's reading, parsing and writing around it.
     """
 
     def __init__(self, name, command, n, pipeline, rand=1_000_000, scale=1, setup=None):
@@ -267,6 +269,7 @@ class RB(Workload):
         self._setup = setup or []
         self.unit = "items/s" if scale > 1 else "ops/s"
         self.cpu = {}
+        self.call = {}
 
     def setup(self, s):
         for cmd in self._setup:
@@ -276,11 +279,24 @@ class RB(Workload):
                 s.conn.call(*cmd)
 
     def run(self, s):
-        before = s.cpu_seconds()
+        before, calls_before = s.cpu_seconds(), command_stats(s, self.command[0])
         rate = redis_benchmark(s.port, self.n, self.pipeline, self.rand, self.command)
         us_per_request = (s.cpu_seconds() - before) * 1e6 / self.n
         self.cpu.setdefault(s.name, []).append(us_per_request)
+        (c0, u0), (c1, u1) = calls_before, command_stats(s, self.command[0])
+        self.call.setdefault(s.name, []).append((u1 - u0) / max(1, c1 - c0))
         return self.scale * rate
+
+
+def command_stats(s, command):
+    """(calls, total µs) of `command` from INFO commandstats."""
+    info = s.conn.call("INFO", "commandstats").decode()
+    prefix = "cmdstat_%s:" % command.lower()
+    for line in info.splitlines():
+        if line.startswith(prefix):
+            fields = dict(kv.split("=", 1) for kv in line[len(prefix):].split(","))
+            return int(fields["calls"]), int(fields["usec"])
+    return 0, 0
 
 
 def rand_items(n):
@@ -484,15 +500,19 @@ def fmt_val(w, v):
     return "{:,.0f}".format(v)
 
 
-def cpu_columns(w, rs, ref):
-    """Median server CPU per request of each, and the median per-round
-    ratio reference/rsbloom (> 1 = rsbloom cheaper)."""
-    if not getattr(w, "cpu", None):
-        return ()
-    a, b = w.cpu[rs], w.cpu[ref]
-    ratios = [y / x for x, y in zip(a, b) if x > 0]
-    return ("%.2f" % statistics.median(a), "%.2f" % statistics.median(b),
-            "%.2f×" % statistics.median(ratios) if ratios else "")
+def cost_columns(w, rs, ref):
+    """For server CPU per request and command time per call: the median of
+    each, and the median per-round ratio reference/rsbloom (> 1 = rsbloom
+    cheaper)."""
+    cols = ()
+    for samples in (getattr(w, "cpu", None), getattr(w, "call", None)):
+        if not samples:
+            return ()
+        a, b = samples[rs], samples[ref]
+        ratios = [y / x for x, y in zip(a, b) if x > 0]
+        cols += ("%.2f" % statistics.median(a), "%.2f" % statistics.median(b),
+                 "%.2f×" % statistics.median(ratios) if ratios else "")
+    return cols
 
 
 def main():
@@ -564,18 +584,21 @@ def main():
             fmt_val(w, statistics.median(a)),
             fmt_val(w, statistics.median(b)),
             "%.2f×" % statistics.median(ratios),
-        ) + cpu_columns(w, rs, ref))
+        ) + cost_columns(w, rs, ref))
     print()
     print("%d rounds, %.0f s; medians; ratio = median of per-round rsbloom/RedisBloom "
           "(speed; for times reference/rsbloom), > 1 = rsbloom faster; CPU ratio = "
-          "reference/rsbloom server CPU time per request, > 1 = rsbloom cheaper"
+          "reference/rsbloom server CPU time per request, > 1 = rsbloom cheaper; "
+          "command µs = time executing the command (INFO commandstats usec_per_call), "
+          "without reading, parsing and writing"
           % (args.rounds, time.time() - t_start))
     print()
-    print("| workload | rsbloom | RedisBloom 2.8.2 | ratio | server CPU µs/request rsbloom | RedisBloom | CPU ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| workload | rsbloom | RedisBloom 2.8.2 | ratio | server CPU µs/request rsbloom | RedisBloom "
+          "| CPU ratio | command µs rsbloom | RedisBloom | command ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        row = row + ("",) * (7 - len(row))
-        print("| %s | %s | %s | %s | %s | %s | %s |" % row)
+        row = row + ("",) * (10 - len(row))
+        print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":
