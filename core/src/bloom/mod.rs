@@ -222,17 +222,15 @@ impl Chain {
         self.links.iter().rev().any(|link| link.contains(h))
     }
 
-    /// Prefetches what adding (`for_add`) or checking `h` will read: every
-    /// probe of the newest link for an add, only the first for a check (which
-    /// usually stops there on an absent item: on a large filter each needless
-    /// prefetch costs a page walk), and the first probe of older links.
-    /// A hint only.
+    /// Prefetches what adding or checking `h` will read: every probe of the
+    /// newest link (`all`: an add, or a check of a likely present item) or
+    /// only its first, and the first probe of older links. A hint only.
     #[inline]
-    pub fn prefetch(&self, h: HashPair, for_add: bool) {
+    pub fn prefetch(&self, h: HashPair, all: bool) {
         let Some((newest, older)) = self.links.split_last() else {
             return;
         };
-        newest.prefetch(h, if for_add { newest.hashes() } else { 1 });
+        newest.prefetch(h, if all { newest.hashes() } else { 1 });
         for link in older {
             link.prefetch(h, 1);
         }
@@ -257,15 +255,23 @@ impl Chain {
     }
 
     /// Membership of each of `items`, in order, with the prefetching of
-    /// [`Chain::add_batch`].
+    /// [`Chain::add_batch`]. Only the first probe of an item is prefetched
+    /// while most recent items were absent (an absent item usually stops
+    /// there, and on a large filter each needless prefetch costs a page
+    /// walk); all of them once most were present (a present item reads
+    /// them all, and one by one their misses would queue).
     pub fn contains_batch<I: AsRef<[u8]>>(&self, items: &[I], mut each: impl FnMut(bool)) {
+        // The outcomes of the last 16 items checked, one bit each.
+        const RECENT: u32 = 0xffff;
         crate::prefetch::pipelined(
-            self,
+            (self, 0u32),
             items,
-            |c, item| c.hash(item.as_ref()),
-            |c, h| c.prefetch(h, false),
-            |c, h| {
-                each(c.contains_hashed(h));
+            |(c, _), item| c.hash(item.as_ref()),
+            |(c, recent), h| c.prefetch(h, recent.count_ones() > RECENT.count_ones() / 2),
+            |(c, recent), h| {
+                let present = c.contains_hashed(h);
+                *recent = (*recent << 1 | u32::from(present)) & RECENT;
+                each(present);
                 true
             },
         );

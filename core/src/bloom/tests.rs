@@ -708,3 +708,29 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Batches (blocks, prefetches, breadth-first checks) answer exactly as
+    /// the items one by one, for chains of many links and full links.
+    #[test]
+    fn batches_answer_as_items_one_by_one(
+        added in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..6), 0..300),
+        asked in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..6), 0..120),
+        capacity in 1u64..40,
+        error in 0.001f64..0.3,
+        growth in 1u32..3,
+    ) {
+        let mut batched = Chain::new(capacity, error, growth, false).unwrap();
+        let mut single = Chain::new(capacity, error, growth, false).unwrap();
+        let mut outcomes = Vec::new();
+        batched.add_batch(&added, |o| { outcomes.push(o); true });
+        let one_by_one: Vec<AddOutcome> = added.iter().map(|i| single.add(i)).collect();
+        prop_assert_eq!(outcomes, one_by_one);
+        prop_assert_eq!(&batched, &single);
+        let queries: Vec<&Vec<u8>> = asked.iter().chain(added.iter().step_by(3)).collect();
+        let mut answers = Vec::new();
+        batched.contains_batch(&queries, |p| answers.push(p));
+        let expected: Vec<bool> = queries.iter().map(|q| single.contains(q)).collect();
+        prop_assert_eq!(answers, expected);
+    }
+}
