@@ -299,15 +299,31 @@ def command_stats(s, command):
     return 0, 0
 
 
-def rand_items(n):
-    return ["__rand_int__"] * n
+def rand_items(n, tag):
+    """`n` random items named `<tag><12 digits>`. redis-benchmark seeds its
+    generator with time ^ pid, so two runs a few seconds apart can draw the
+    same items: a distinct tag per role keeps a check of "random" items
+    from checking exactly the items an earlier add run inserted."""
+    return [tag + "__rand_int__"] * n
 
 
 def warm(prefix, n):
     """Touches the pages of a fresh large filter (both sides alike)."""
 
     def f(s):
-        redis_benchmark(s.port, n, 4, 1_000_000_000, prefix + rand_items(BATCH))
+        redis_benchmark(s.port, n, 4, 1_000_000_000, prefix + rand_items(BATCH, "w"))
+
+    return f
+
+
+def fill_present(key, count):
+    """Adds the items redis-benchmark draws with `-r count` (12-digit,
+    zero-padded), so a check with that range only asks for present items."""
+
+    def f(s):
+        cmds = (["BF.MADD", key] + [b"%012d" % i for i in range(start, min(start + 1000, count))]
+                for start in range(0, count, 1000))
+        s.conn.pipeline(cmds, window=8)
 
     return f
 
@@ -454,33 +470,36 @@ def workloads(quick):
         RB("CF.EXISTS, 2M filter", ["CF.EXISTS", "cf2m", "__rand_int__"], n(500_000), 64),
         RB("BF.EXISTS, 10-link chain", ["BF.EXISTS", "chain", "__rand_int__"], n(400_000), 64,
            setup=[fill_chain]),
-        RB("BF.MADD x100, 99 MiB filter", ["BF.MADD", "bfbig"] + rand_items(BATCH), n(15_000), 4,
+        RB("BF.MADD x100, 99 MiB filter", ["BF.MADD", "bfbig"] + rand_items(BATCH, "a"), n(15_000), 4,
            rand=1_000_000_000, scale=BATCH,
            setup=[("BF.RESERVE", "bfbig", "0.001", "50000000"), warm(["BF.MADD", "bfbig"], 2000)]),
-        RB("BF.MEXISTS x100, 99 MiB filter", ["BF.MEXISTS", "bfbig"] + rand_items(BATCH), n(15_000), 4,
+        RB("BF.MEXISTS x100, 99 MiB filter", ["BF.MEXISTS", "bfbig"] + rand_items(BATCH, "q"), n(15_000), 4,
            rand=1_000_000_000, scale=BATCH),
-        RB("CF.INSERT x100, 128 MiB filter", ["CF.INSERT", "cfbig", "ITEMS"] + rand_items(BATCH), n(10_000), 4,
+        RB("BF.MEXISTS x100, 99 MiB filter, present items", ["BF.MEXISTS", "bfpresent"] + rand_items(BATCH, ""),
+           n(15_000), 4, rand=1_000_000, scale=BATCH,
+           setup=[("BF.RESERVE", "bfpresent", "0.001", "50000000"), fill_present("bfpresent", 1_000_000)]),
+        RB("CF.INSERT x100, 128 MiB filter", ["CF.INSERT", "cfbig", "ITEMS"] + rand_items(BATCH, "a"), n(10_000), 4,
            rand=1_000_000_000, scale=BATCH,
            setup=[("CF.RESERVE", "cfbig", "100000000", "BUCKETSIZE", "4"),
                   warm(["CF.INSERT", "cfbig", "ITEMS"], 3000)]),
-        RB("CF.MEXISTS x100, 128 MiB filter", ["CF.MEXISTS", "cfbig"] + rand_items(BATCH), n(15_000), 4,
+        RB("CF.MEXISTS x100, 128 MiB filter", ["CF.MEXISTS", "cfbig"] + rand_items(BATCH, "q"), n(15_000), 4,
            rand=1_000_000_000, scale=BATCH),
         # The same four with rsbloom's opt-in huge pages (its own filters).
-        RB("BF.MADD x100, 99 MiB filter, rsbloom bf.huge-pages yes", ["BF.MADD", "bfhp"] + rand_items(BATCH),
+        RB("BF.MADD x100, 99 MiB filter, rsbloom bf.huge-pages yes", ["BF.MADD", "bfhp"] + rand_items(BATCH, "a"),
            n(15_000), 4, rand=1_000_000_000, scale=BATCH,
            setup=[rsbloom_huge_pages(("BF.RESERVE", "bfhp", "0.001", "50000000"),
                                      warm(["BF.MADD", "bfhp"], 2000))]),
-        RB("BF.MEXISTS x100, 99 MiB filter, rsbloom bf.huge-pages yes", ["BF.MEXISTS", "bfhp"] + rand_items(BATCH),
+        RB("BF.MEXISTS x100, 99 MiB filter, rsbloom bf.huge-pages yes", ["BF.MEXISTS", "bfhp"] + rand_items(BATCH, "q"),
            n(15_000), 4, rand=1_000_000_000, scale=BATCH),
         RB("CF.INSERT x100, 128 MiB filter, rsbloom bf.huge-pages yes",
-           ["CF.INSERT", "cfhp", "ITEMS"] + rand_items(BATCH), n(10_000), 4, rand=1_000_000_000, scale=BATCH,
+           ["CF.INSERT", "cfhp", "ITEMS"] + rand_items(BATCH, "a"), n(10_000), 4, rand=1_000_000_000, scale=BATCH,
            setup=[rsbloom_huge_pages(("CF.RESERVE", "cfhp", "100000000", "BUCKETSIZE", "4"),
                                      warm(["CF.INSERT", "cfhp", "ITEMS"], 3000))]),
-        RB("CF.MEXISTS x100, 128 MiB filter, rsbloom bf.huge-pages yes", ["CF.MEXISTS", "cfhp"] + rand_items(BATCH),
+        RB("CF.MEXISTS x100, 128 MiB filter, rsbloom bf.huge-pages yes", ["CF.MEXISTS", "cfhp"] + rand_items(BATCH, "q"),
            n(15_000), 4, rand=1_000_000_000, scale=BATCH),
         # No filter touched: the server's own cost of a 100-item command
         # (argument objects, replies), the floor under the batch rows.
-        RB("BF.MEXISTS x100, missing key (floor)", ["BF.MEXISTS", "nokey"] + rand_items(BATCH), n(15_000), 4,
+        RB("BF.MEXISTS x100, missing key (floor)", ["BF.MEXISTS", "nokey"] + rand_items(BATCH, "q"), n(15_000), 4,
            rand=1_000_000_000, scale=BATCH),
         Memory(),
         Persist("save"),
