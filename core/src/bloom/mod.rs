@@ -19,6 +19,14 @@ pub use link::Link;
 pub use sizing::{size_link, Sizing};
 
 use crate::hash::{murmur2, murmur64a};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Outcomes of the last 16 items checked by batches, one bit each, kept
+/// from one command to the next: a workload checking present items keeps
+/// doing so, and its next batch prefetches for them from the first item.
+/// Only steers prefetching, so sharing it between keys is harmless.
+static RECENT_CHECKS: AtomicU32 = AtomicU32::new(0);
+const RECENT_MASK: u32 = 0xffff;
 
 /// Exact sizing, index modulus = `bits` (every modern filter).
 pub const NOROUND: u32 = 1;
@@ -261,20 +269,20 @@ impl Chain {
     /// walk); all of them once most were present (a present item reads
     /// them all, and one by one their misses would queue).
     pub fn contains_batch<I: AsRef<[u8]>>(&self, items: &[I], mut each: impl FnMut(bool)) {
-        // The outcomes of the last 16 items checked, one bit each.
-        const RECENT: u32 = 0xffff;
+        let mut recent = RECENT_CHECKS.load(Ordering::Relaxed);
         crate::prefetch::pipelined(
-            (self, 0u32),
+            (self, &mut recent),
             items,
             |(c, _), item| c.hash(item.as_ref()),
-            |(c, recent), h| c.prefetch(h, recent.count_ones() > RECENT.count_ones() / 2),
+            |(c, recent), h| c.prefetch(h, recent.count_ones() > RECENT_MASK.count_ones() / 2),
             |(c, recent), h| {
                 let present = c.contains_hashed(h);
-                *recent = (*recent << 1 | u32::from(present)) & RECENT;
+                **recent = (**recent << 1 | u32::from(present)) & RECENT_MASK;
                 each(present);
                 true
             },
         );
+        RECENT_CHECKS.store(recent, Ordering::Relaxed);
     }
 
     /// A deep copy (COPY command); fails cleanly when memory is short.
