@@ -529,30 +529,54 @@ pub fn bloom_model(data: &[u8]) {
         }
         let op = inp.u8();
         let i = inp.u16() % universe;
+        let mut record = |outcome: AddOutcome, i: u16, links: usize, c: &Chain| match outcome {
+            AddOutcome::Added => {
+                added += 1;
+                present[usize::from(i)] = true;
+            }
+            // Already added, or a false positive: nothing changes.
+            AddOutcome::Present => {}
+            AddOutcome::Full => {
+                assert!(nonscaling, "Full from a scaling chain");
+                assert_eq!(c.num_links(), 1);
+            }
+            AddOutcome::Error => {
+                assert!(!nonscaling && growth == 0, "unexpected add error");
+                assert_eq!(c.num_links(), links);
+            }
+        };
         match op % 8 {
-            0..=3 => {
+            0..=2 => {
                 let links = c.num_links();
-                match c.add(&item(i)) {
-                    AddOutcome::Added => {
-                        added += 1;
-                        present[usize::from(i)] = true;
-                    }
-                    // Already added, or a false positive: nothing changes.
-                    AddOutcome::Present => {}
-                    AddOutcome::Full => {
-                        assert!(nonscaling, "Full from a scaling chain");
-                        assert_eq!(c.num_links(), 1);
-                    }
-                    AddOutcome::Error => {
-                        assert!(!nonscaling && growth == 0, "unexpected add error");
-                        assert_eq!(c.num_links(), links);
-                    }
+                let outcome = c.add(&item(i));
+                record(outcome, i, links, &c);
+            }
+            3 => {
+                // BF.MADD's path: blocks, prefetches, one pass per item.
+                let batch: Vec<u16> = (0..i % 40).map(|_| inp.u16() % universe).collect();
+                let items: Vec<Vec<u8>> = batch.iter().map(|&j| item(j)).collect();
+                let mut outcomes = Vec::new();
+                let links = c.num_links();
+                c.add_batch(&items, |o| {
+                    outcomes.push(o);
+                    !matches!(o, AddOutcome::Full)
+                });
+                for (&j, o) in batch.iter().zip(outcomes) {
+                    record(o, j, links, &c);
                 }
             }
-            4 | 5 => {
+            4 => {
                 if present[usize::from(i)] {
                     assert!(c.contains(&item(i)), "false negative for m{i}");
                 }
+            }
+            5 => {
+                // BF.MEXISTS's path: prefetch modes, answers as one by one.
+                let items: Vec<Vec<u8>> = (0..i % 40).map(|_| item(inp.u16() % universe)).collect();
+                let mut answers = Vec::new();
+                c.contains_batch(&items, |p| answers.push(p));
+                let expected: Vec<bool> = items.iter().map(|it| c.contains(it)).collect();
+                assert_eq!(answers, expected, "batch check differs from single checks");
             }
             6 => {
                 // SCANDUMP / LOADCHUNK round trip.
