@@ -177,26 +177,22 @@ impl Chain {
         if older.iter().rev().any(|link| link.contains(h)) {
             return AddOutcome::Present;
         }
-        if newest.size() < newest.entries() {
-            let added = newest.add(h);
-            return self.counted(added);
-        }
-        if newest.contains(h) {
-            return AddOutcome::Present;
-        }
-        if self.options & NO_SCALING != 0 {
-            return AddOutcome::Full;
-        }
-        if self.grow().is_err() {
-            return AddOutcome::Error;
-        }
-        match self.links.last_mut() {
-            Some(fresh) => {
-                let added = fresh.add(h);
-                self.counted(added)
+        if newest.size() >= newest.entries() {
+            if newest.contains(h) {
+                return AddOutcome::Present;
             }
-            None => AddOutcome::Error,
+            if self.options & NO_SCALING != 0 {
+                return AddOutcome::Full;
+            }
+            if self.grow().is_err() {
+                return AddOutcome::Error;
+            }
         }
+        let Some(target) = self.links.last_mut() else {
+            return AddOutcome::Error;
+        };
+        let added = target.add(h);
+        self.counted(added)
     }
 
     /// The outcome of a link's `add`, counted in the chain.
