@@ -13,7 +13,9 @@ BACKPORTS=/etc/apt/sources.list.d/rsbloom-bookworm-backports.list
 
 missing_apt=()
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing_apt+=(libclang-dev)
+# bindgen (clang-sys) loads libclang.so itself; libclang-cpp.so.* (present on
+# a fresh machine) is a different library and does not count.
+ls /usr/lib/llvm-*/lib/libclang.so /usr/lib/llvm-*/lib/libclang-[0-9]*.so* >/dev/null 2>&1 || missing_apt+=(libclang-dev)
 command -v redis-server >/dev/null || missing_apt+=(redis-server)
 command -v redis-cli >/dev/null || missing_apt+=(redis-tools)
 need_valkey=no
