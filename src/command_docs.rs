@@ -24,20 +24,21 @@ use redis_module::raw::{
 };
 
 use crate::ffi::context::log;
+use crate::module::FAMILIES;
 
 // ---------------------------------------------------------------------------
 // Rust-side description
 
 /// Key-spec access flag; every command has exactly one key spec (COMPAT §1.5).
 #[derive(Clone, Copy)]
-enum Access {
+pub enum Access {
     Ro,
     Rw,
 }
-use Access::{Ro, Rw};
+pub use Access::{Ro, Rw};
 
 #[derive(Clone, Copy)]
-enum Kind {
+pub enum Kind {
     Key,
     String,
     Integer,
@@ -49,14 +50,14 @@ enum Kind {
 
 /// One argument descriptor: `name : kind [token] {flags}`.
 #[derive(Clone, Copy)]
-struct Arg {
+pub struct Arg {
     name: &'static CStr,
     kind: Kind,
     token: Option<&'static CStr>,
     flags: u32,
 }
 
-const fn arg(name: &'static CStr, kind: Kind) -> Arg {
+pub const fn arg(name: &'static CStr, kind: Kind) -> Arg {
     Arg {
         name,
         kind,
@@ -66,51 +67,51 @@ const fn arg(name: &'static CStr, kind: Kind) -> Arg {
 }
 
 /// The key argument; it refers to key spec 0.
-const KEY: Arg = arg(c"key", Kind::Key);
+pub const KEY: Arg = arg(c"key", Kind::Key);
 
-const fn string(name: &'static CStr) -> Arg {
+pub const fn string(name: &'static CStr) -> Arg {
     arg(name, Kind::String)
 }
 
-const fn integer(name: &'static CStr) -> Arg {
+pub const fn integer(name: &'static CStr) -> Arg {
     arg(name, Kind::Integer)
 }
 
-const fn double(name: &'static CStr) -> Arg {
+pub const fn double(name: &'static CStr) -> Arg {
     arg(name, Kind::Double)
 }
 
-const fn pure_token(name: &'static CStr, token: &'static CStr) -> Arg {
+pub const fn pure_token(name: &'static CStr, token: &'static CStr) -> Arg {
     arg(name, Kind::PureToken).token(token)
 }
 
-const fn block(name: &'static CStr, args: &'static [Arg]) -> Arg {
+pub const fn block(name: &'static CStr, args: &'static [Arg]) -> Arg {
     arg(name, Kind::Block(args))
 }
 
-const fn oneof(name: &'static CStr, args: &'static [Arg]) -> Arg {
+pub const fn oneof(name: &'static CStr, args: &'static [Arg]) -> Arg {
     arg(name, Kind::OneOf(args))
 }
 
 impl Arg {
-    const fn token(mut self, token: &'static CStr) -> Arg {
+    pub const fn token(mut self, token: &'static CStr) -> Arg {
         self.token = Some(token);
         self
     }
 
-    const fn optional(mut self) -> Arg {
+    pub const fn optional(mut self) -> Arg {
         self.flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
         self
     }
 
-    const fn multiple(mut self) -> Arg {
+    pub const fn multiple(mut self) -> Arg {
         self.flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
         self
     }
 }
 
 /// Metadata of one command.
-struct Doc {
+pub struct Doc {
     name: &'static CStr,
     arity: c_int,
     access: Access,
@@ -123,7 +124,7 @@ struct Doc {
 
 /// One row of the table, in the column order of COMPAT §1.4/§1.5.
 #[allow(clippy::too_many_arguments)]
-const fn doc(
+pub const fn doc(
     name: &'static CStr,
     arity: c_int,
     access: Access,
@@ -145,133 +146,17 @@ const fn doc(
     }
 }
 
-const NO_TIPS: Option<&CStr> = None;
-const DONT_CACHE: Option<&CStr> = Some(c"dont_cache");
+pub const NO_TIPS: Option<&CStr> = None;
+pub const DONT_CACHE: Option<&CStr> = Some(c"dont_cache");
 
-// Argument lists shared by several commands.
-const KEY_ONLY: &[Arg] = &[KEY];
-const KEY_ITEM: &[Arg] = &[KEY, string(c"item")];
-const KEY_ITEMS: &[Arg] = &[KEY, string(c"item").multiple()];
-const SCANDUMP: &[Arg] = &[KEY, integer(c"iterator")];
-const LOADCHUNK: &[Arg] = &[KEY, integer(c"iterator"), string(c"data")];
-
-const BF_RESERVE: &[Arg] = &[
-    KEY,
-    double(c"error_rate"),
-    integer(c"capacity"),
-    block(c"expansion", &[integer(c"expansion")])
-        .token(c"EXPANSION")
-        .optional(),
-    pure_token(c"nonscaling", c"NONSCALING").optional(),
-];
-
-const BF_INSERT: &[Arg] = &[
-    KEY,
-    block(c"capacity", &[integer(c"capacity")])
-        .token(c"CAPACITY")
-        .optional(),
-    block(c"error", &[double(c"error")])
-        .token(c"ERROR")
-        .optional(),
-    block(c"expansion", &[integer(c"expansion")])
-        .token(c"EXPANSION")
-        .optional(),
-    pure_token(c"nocreate", c"NOCREATE").optional(),
-    pure_token(c"nonscaling", c"NONSCALING").optional(),
-    pure_token(c"items", c"ITEMS"),
-    string(c"item").multiple(),
-];
-
-const BF_INFO: &[Arg] = &[
-    KEY,
-    oneof(
-        c"single_value",
-        &[
-            pure_token(c"capcaity", c"CAPACITY"), // sic
-            pure_token(c"SIZE", c"SIZE"),
-            pure_token(c"FILTERS", c"FILTERS"),
-            pure_token(c"ITEMS", c"ITEMS"),
-            pure_token(c"EXPANSION", c"EXPANSION"),
-        ],
-    )
-    .optional(),
-];
-
-const CF_RESERVE: &[Arg] = &[
-    KEY,
-    integer(c"capacity"),
-    block(c"bucketsize", &[integer(c"bucketsize")])
-        .token(c"BUCKETSIZE")
-        .optional(),
-    block(c"maxiterations", &[integer(c"maxiterations")])
-        .token(c"MAXITERATIONS")
-        .optional(),
-    block(c"expansion", &[integer(c"expansion")])
-        .token(c"EXPANSION")
-        .optional(),
-];
-
-/// Shared by CF.INSERT and CF.INSERTNX. Unlike BF.INSERT, the block has no
-/// token of its own: the token is a pure-token sub-argument.
-const CF_INSERT: &[Arg] = &[
-    KEY,
-    block(
-        c"capacity",
-        &[pure_token(c"capacity", c"CAPACITY"), integer(c"capacity")],
-    )
-    .optional(),
-    pure_token(c"nocreate", c"NOCREATE").optional(),
-    pure_token(c"items", c"ITEMS"),
-    string(c"item").multiple(),
-];
-
-const O_K_LAST: &CStr =
-    c"O(k), where k is the number of hash functions used by the last sub-filter";
-const O_KN_HASH: &CStr =
-    c"O(k * n), where k is the number of hash functions and n is the number of items";
-const O_K_SUB: &CStr = c"O(k), where k is the number of sub-filters";
-const O_K_I: &CStr = c"O(k + i), where k is the number of sub-filters and i is maxIterations";
-const O_N_CAP: &CStr = c"O(n), where n is the capacity";
-const O_1: &CStr = c"O(1)";
-const CF_INSERT_O: &CStr =
-    c"O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations";
-
-#[rustfmt::skip]
-static DOCS: &[Doc] = &[
-    //   name            arity access since   tips        summary / complexity / arguments
-    doc(c"BF.ADD",       3,  Rw, c"1.0.0", NO_TIPS,    c"Adds an item to a Bloom Filter", O_K_LAST, KEY_ITEM),
-    doc(c"BF.CARD",      2,  Ro, c"2.4.4", NO_TIPS,    c"Returns the cardinality of a Bloom filter", O_1, KEY_ONLY),
-    doc(c"BF.DEBUG",     2,  Ro, c"1.0.0", DONT_CACHE, c"Returns internal debug information about a Bloom Filter",
-        c"O(n), where n is the number of sub-filters", KEY_ONLY),
-    doc(c"BF.EXISTS",    3,  Ro, c"1.0.0", NO_TIPS,    c"Checks whether an item exists in a Bloom Filter", O_K_LAST, KEY_ITEM),
-    doc(c"BF.INFO",      -2, Ro, c"1.0.0", DONT_CACHE, c"Returns information about a Bloom Filter", O_1, BF_INFO),
-    doc(c"BF.INSERT",    -4, Rw, c"1.0.0", NO_TIPS,
-        c"Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", O_KN_HASH, BF_INSERT),
-    doc(c"BF.LOADCHUNK", 4,  Rw, c"1.0.0", NO_TIPS,    c"Restores a filter previously saved using SCANDUMP", O_N_CAP, LOADCHUNK),
-    doc(c"BF.MADD",      -3, Rw, c"1.0.0", NO_TIPS,
-        c"Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", O_KN_HASH, KEY_ITEMS),
-    doc(c"BF.MEXISTS",   -3, Ro, c"1.0.0", NO_TIPS,    c"Checks whether one or more items exist in a Bloom Filter", O_KN_HASH, KEY_ITEMS),
-    doc(c"BF.RESERVE",   -4, Rw, c"1.0.0", NO_TIPS,    c"Creates a new Bloom Filter", O_1, BF_RESERVE),
-    doc(c"BF.SCANDUMP",  3,  Rw, c"1.0.0", DONT_CACHE, c"Begins an incremental save of the bloom filter", O_N_CAP, SCANDUMP),
-    doc(c"CF.ADD",       3,  Rw, c"1.0.0", NO_TIPS,    c"Adds an item to a Cuckoo Filter", O_K_I, KEY_ITEM),
-    doc(c"CF.ADDNX",     3,  Rw, c"1.0.0", NO_TIPS,
-        c"Adds an item to a Cuckoo Filter if the item did not exist previously.", O_K_I, KEY_ITEM),
-    doc(c"CF.COUNT",     3,  Ro, c"1.0.0", NO_TIPS,    c"Return the number of times an item might be in a Cuckoo Filter", O_K_SUB, KEY_ITEM),
-    doc(c"CF.DEL",       3,  Rw, c"1.0.0", NO_TIPS,    c"Deletes an item from a Cuckoo Filter", O_K_SUB, KEY_ITEM),
-    doc(c"CF.DEBUG",     2,  Ro, c"1.0.0", DONT_CACHE, c"Returns internal debug information about a Cuckoo Filter", O_1, KEY_ONLY),
-    doc(c"CF.EXISTS",    3,  Ro, c"1.0.0", NO_TIPS,    c"Checks whether one or more items exist in a Cuckoo Filter", O_K_SUB, KEY_ITEM),
-    doc(c"CF.INFO",      2,  Ro, c"1.0.0", DONT_CACHE, c"Returns information about a Cuckoo Filter", O_1, KEY_ONLY),
-    doc(c"CF.INSERT",    -4, Rw, c"1.0.0", NO_TIPS,
-        c"Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", CF_INSERT_O, CF_INSERT),
-    doc(c"CF.INSERTNX",  -4, Rw, c"1.0.0", NO_TIPS,
-        c"Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist",
-        CF_INSERT_O, CF_INSERT),
-    doc(c"CF.LOADCHUNK", 4,  Rw, c"1.0.0", NO_TIPS,    c"Restores a filter previously saved using SCANDUMP", O_N_CAP, LOADCHUNK),
-    doc(c"CF.MEXISTS",   -3, Ro, c"1.0.0", NO_TIPS,    c"Checks whether one or more items exist in a Cuckoo Filter",
-        c"O(k * n), where k is the number of sub-filters and n is the number of items", KEY_ITEMS),
-    doc(c"CF.RESERVE",   -3, Rw, c"1.0.0", NO_TIPS,    c"Creates a new Cuckoo Filter", O_1, CF_RESERVE),
-    doc(c"CF.SCANDUMP",  3,  Rw, c"1.0.0", DONT_CACHE, c"Begins an incremental save of the bloom filter", O_N_CAP, SCANDUMP),
-];
+// Argument lists and complexities shared by several families.
+pub const KEY_ONLY: &[Arg] = &[KEY];
+pub const KEY_ITEM: &[Arg] = &[KEY, string(c"item")];
+pub const KEY_ITEMS: &[Arg] = &[KEY, string(c"item").multiple()];
+pub const SCANDUMP: &[Arg] = &[KEY, integer(c"iterator")];
+pub const LOADCHUNK: &[Arg] = &[KEY, integer(c"iterator"), string(c"data")];
+pub const O_1: &CStr = c"O(1)";
+pub const O_N_CAP: &CStr = c"O(n), where n is the capacity";
 
 // ---------------------------------------------------------------------------
 // C structures
@@ -390,7 +275,7 @@ impl Doc {
 /// be set, or every command on a server without the command-info API, keeps
 /// its legacy metadata (arity -1, key range 1/1/1) and the log says so.
 pub fn apply(ctx: *mut RedisModuleCtx) -> Result<(), String> {
-    for doc in DOCS {
+    for doc in FAMILIES.iter().flat_map(|f| f.docs) {
         let Some(cmd) = optional!(RedisModule_GetCommand(ctx, doc.name.as_ptr())) else {
             return unsupported(ctx);
         };
@@ -435,20 +320,32 @@ fn unsupported(ctx: *mut RedisModuleCtx) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// Each family documents only its own registered commands, each once.
     #[test]
-    fn table_is_complete_and_unique() {
-        let names: Vec<&str> = DOCS.iter().map(|d| d.name.to_str().unwrap()).collect();
-        assert_eq!(names.len(), 24);
-        let mut sorted = names.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted.len(), 24);
-        assert!(!names.contains(&"CF.COMPACT"));
+    fn docs_name_registered_commands_once() {
+        for family in FAMILIES {
+            let mut names: Vec<String> = family
+                .docs
+                .iter()
+                .map(|d| d.name.to_str().unwrap().to_lowercase())
+                .collect();
+            let count = names.len();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), count, "{:?}: duplicate docs", family.name);
+            for name in &names {
+                assert!(
+                    family.commands.iter().any(|c| c.name.to_str() == Ok(name)),
+                    "{name} is documented but not a command of {:?}",
+                    family.name
+                );
+            }
+        }
     }
 
     #[test]
     fn c_arrays_are_terminated() {
-        for d in DOCS {
+        for d in FAMILIES.iter().flat_map(|f| f.docs) {
             let info = d.c_info();
             let mut n = 0;
             // SAFETY: arrays built by c_args, terminated by ARG_END.

@@ -7,10 +7,8 @@ use std::ffi::{c_int, CString};
 use redis_module::raw::{RedisModuleCtx, RedisModuleInfoCtx};
 
 use crate::ffi::command::CommandSpec;
-use crate::ffi::context::ModuleValue;
 use crate::ffi::stats::TypeStats;
-use rsbloom_core::bloom::Chain;
-use rsbloom_core::cuckoo::CuckooFilter;
+use crate::module::FAMILIES;
 
 fn text(s: &str) -> CString {
     CString::new(s).unwrap_or_default()
@@ -63,11 +61,13 @@ unsafe extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int
             "compat_version",
             i64::from(crate::module::MODULE_VERSION),
         );
-        type_fields(ctx, "bloom", Chain::stats());
-        type_fields(ctx, "cuckoo", CuckooFilter::stats());
+        for family in FAMILIES {
+            type_fields(ctx, &family.name.to_string_lossy(), (family.stats)());
+        }
         section(ctx, "commands");
-        command_fields(ctx, crate::bloom::COMMANDS);
-        command_fields(ctx, crate::cuckoo::COMMANDS);
+        for family in FAMILIES {
+            command_fields(ctx, family.commands);
+        }
     })
 }
 

@@ -12,6 +12,7 @@ mod bloom;
 mod command_docs;
 mod config;
 mod cuckoo;
+mod family;
 mod info;
 mod module;
 

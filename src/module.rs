@@ -5,10 +5,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
+use crate::family::Family;
 use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::{api, RStr};
 use crate::{bloom, config, cuckoo};
+
+/// Every family, in RedisBloom's registration order.
+pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY];
 
 /// The RedisBloom release whose behaviour rsbloom matches (COMPAT §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.
@@ -80,18 +84,19 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
     let version = rm!(RedisModule_GetServerVersion());
     let caps = detect(version);
 
-    crate::ffi::datatype::create::<rsbloom_core::bloom::Chain>(ctx)?;
-    crate::ffi::datatype::create::<rsbloom_core::cuckoo::CuckooFilter>(ctx)?;
+    for family in FAMILIES {
+        (family.create_type)(ctx)?;
+    }
     if caps.acl_categories {
         add_acl_categories(ctx)?;
     } else {
         log(
             ctx,
             "notice",
-            "rsbloom: server has no module ACL categories; bloom/cuckoo categories not registered",
+            "rsbloom: server has no module ACL categories; none registered",
         );
     }
-    for spec in bloom::COMMANDS.iter().chain(cuckoo::COMMANDS.iter()) {
+    for spec in FAMILIES.iter().flat_map(|f| f.commands) {
         register(ctx, spec, caps.acl_categories)?;
     }
     register_extra(ctx, caps.acl_categories)?;
@@ -116,7 +121,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
 }
 
 fn add_acl_categories(ctx: *mut RedisModuleCtx) -> Result<(), String> {
-    for category in [c"bloom", c"cuckoo"] {
+    for category in FAMILIES.iter().map(|f| f.name) {
         if optional!(RedisModule_AddACLCategory(ctx, category.as_ptr()))
             != Some(raw::REDISMODULE_OK as c_int)
         {

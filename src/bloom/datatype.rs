@@ -7,14 +7,13 @@ use crate::ffi::datatype::{DataType, TypeCell};
 use rsbloom_core::alloc::Block;
 use rsbloom_core::rdb::RdbSink;
 
-use crate::ffi::io::IoSource;
+use crate::ffi::io::{AofWriter, IoSource};
 
 static CELL: TypeCell = TypeCell::new();
 
 impl DataType for Chain {
     const NAME: &'static CStr = c"MBbloom--";
     const ENCODING_VERSION: c_int = ENCODING_VERSION;
-    const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
 
     fn cell() -> &'static TypeCell {
         &CELL
@@ -28,13 +27,14 @@ impl DataType for Chain {
         Chain::rdb_save(self, sink)
     }
 
-    /// Header at iterator 1, then each SCANDUMP chunk at the iterator that
-    /// follows it, exactly as a client replaying SCANDUMP would.
-    fn for_each_aof_chunk(&self, emit: &mut dyn FnMut(i64, &[u8])) {
-        emit(1, &self.encode_header());
+    /// BF.LOADCHUNK of the header at iterator 1, then of each SCANDUMP
+    /// chunk at the iterator that follows it, exactly as a client replaying
+    /// SCANDUMP would.
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.loadchunk(c"BF.LOADCHUNK", 1, &self.encode_header());
         let mut iter = 1;
         while let Some((next, chunk)) = self.scandump_chunk(iter) {
-            emit(next, chunk);
+            aof.loadchunk(c"BF.LOADCHUNK", next, chunk);
             iter = next;
         }
     }

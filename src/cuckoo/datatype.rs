@@ -7,7 +7,7 @@ use crate::ffi::datatype::{DataType, TypeCell};
 use rsbloom_core::alloc::Block;
 use rsbloom_core::rdb::RdbSink;
 
-use crate::ffi::io::IoSource;
+use crate::ffi::io::{AofWriter, IoSource};
 
 static CELL: TypeCell = TypeCell::new();
 
@@ -28,7 +28,6 @@ fn legacy_defaults() -> LegacyDefaults {
 impl DataType for CuckooFilter {
     const NAME: &'static CStr = c"MBbloomCF";
     const ENCODING_VERSION: c_int = ENCODING_VERSION;
-    const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
 
     fn cell() -> &'static TypeCell {
         &CELL
@@ -43,12 +42,12 @@ impl DataType for CuckooFilter {
         CuckooFilter::rdb_save(self, sink)
     }
 
-    /// Header at position 1, then every sub-filter chunk (even when empty,
-    /// unlike CF.SCANDUMP; COMPAT §6.3).
-    fn for_each_aof_chunk(&self, emit: &mut dyn FnMut(i64, &[u8])) {
-        emit(1, &self.encode_header());
+    /// CF.LOADCHUNK of the header at position 1, then of every sub-filter
+    /// chunk (even when empty, unlike CF.SCANDUMP; COMPAT §6.3).
+    fn aof_rewrite(&self, aof: &mut AofWriter) {
+        aof.loadchunk(c"CF.LOADCHUNK", 1, &self.encode_header());
         for (pos, chunk) in self.aof_chunks() {
-            emit(pos, chunk);
+            aof.loadchunk(c"CF.LOADCHUNK", pos, chunk);
         }
     }
 

@@ -2,11 +2,16 @@
 //! the handlers and the data type callbacks.
 mod commands;
 mod datatype;
+mod docs;
 
+use crate::family::Family;
 use crate::ffi::command::CommandSpec;
 
+pub static FAMILY: Family =
+    Family::of::<rsbloom_core::cuckoo::CuckooFilter>(c"cuckoo", COMMANDS, docs::DOCS);
+
 /// Flags and ACL categories exactly as COMPAT §1.4 lists them.
-pub static COMMANDS: &[CommandSpec] = &[
+static COMMANDS: &[CommandSpec] = &[
     command!(
         "cf.reserve",
         commands::reserve,

@@ -13,7 +13,7 @@ use rsbloom_core::rdb::RdbSink;
 
 use super::barrier::guarded;
 use super::context::ModuleValue;
-use super::io::{emit_loadchunk, log_io_warning, IoSink, IoSource};
+use super::io::{log_io_warning, AofWriter, IoSink, IoSource};
 use super::stats::TypeStats;
 
 /// What a filter type provides to be stored in the keyspace.
@@ -21,20 +21,21 @@ pub trait DataType: Sized + 'static {
     /// Registered type name (9 characters; fixes the RDB module id).
     const NAME: &'static CStr;
     const ENCODING_VERSION: c_int;
-    /// Upper-case command the AOF rewrite emits (`BF.LOADCHUNK` / `CF.LOADCHUNK`).
-    const LOADCHUNK: &'static CStr;
 
     fn cell() -> &'static TypeCell;
     /// Decodes an RDB value; `Err` carries the reason for the server log.
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String>;
-    fn rdb_save(&self, sink: &mut IoSink) {
+    /// Saves the value to an RDB file or DUMP payload. Mutable because a
+    /// type may bring its value into the saved form first (a T-Digest
+    /// compresses); the default saves as the digest sees it.
+    fn rdb_save(&mut self, sink: &mut IoSink) {
         self.rdb_save_to(sink)
     }
     /// The RDB encoding into any sink (the server's I/O, or the digest).
     fn rdb_save_to<S: RdbSink>(&self, sink: &mut S);
-    /// The `(iterator, data)` pairs that rebuild the value with LOADCHUNK,
-    /// header first.
-    fn for_each_aof_chunk(&self, emit: &mut dyn FnMut(i64, &[u8]));
+    /// The commands an AOF rewrite (without RDB preamble) emits to rebuild
+    /// the value under its key.
+    fn aof_rewrite(&self, aof: &mut AofWriter);
     /// Bytes reported by MEMORY USAGE (the INFO "Size").
     fn mem_usage(&self) -> usize;
     /// Deep copy for `COPY`; `None` when memory is short.
@@ -89,8 +90,9 @@ unsafe extern "C" fn rdb_load<T: DataType>(io: *mut RedisModuleIO, encver: c_int
 }
 
 unsafe extern "C" fn rdb_save<T: DataType>(io: *mut RedisModuleIO, value: *mut c_void) {
-    // SAFETY: the server passes a value of this type.
-    if let Some(v) = value.cast::<T>().as_ref() {
+    // SAFETY: the server passes a value of this type, which it does not
+    // touch while saving it.
+    if let Some(v) = value.cast::<T>().as_mut() {
         guarded("rdb_save", (), || v.rdb_save(&mut IoSink::new(io)));
     }
 }
@@ -103,9 +105,7 @@ unsafe extern "C" fn aof_rewrite<T: DataType>(
     // SAFETY: as above.
     if let Some(v) = value.cast::<T>().as_ref() {
         guarded("aof_rewrite", (), || {
-            v.for_each_aof_chunk(&mut |iter, data| {
-                emit_loadchunk(aof, T::LOADCHUNK, key, iter, data)
-            })
+            v.aof_rewrite(&mut AofWriter::new(aof, key))
         });
     }
 }
@@ -259,6 +259,7 @@ mod tests {
     use super::*;
     use rsbloom_core::bloom::Chain;
     use rsbloom_core::cuckoo::{hash_item, CuckooFilter};
+    use rsbloom_core::rdb::Primitive;
     use std::sync::atomic::AtomicUsize;
 
     static MOVES: AtomicUsize = AtomicUsize::new(0);
@@ -280,9 +281,9 @@ mod tests {
         new
     }
 
-    fn chunks<T: DataType>(v: &T) -> Vec<(i64, Vec<u8>)> {
+    fn saved<T: DataType>(v: &T) -> Vec<Primitive> {
         let mut out = Vec::new();
-        v.for_each_aof_chunk(&mut |i, d| out.push((i, d.to_vec())));
+        v.rdb_save_to(&mut out);
         out
     }
 
@@ -292,7 +293,7 @@ mod tests {
         let mut blocks = 0;
         value.for_each_block_mut(&mut |_| blocks += 1);
         assert!(blocks > 1);
-        let before = chunks(&value);
+        let before = saved(&value);
         // SAFETY: test-only; no server is running in this process.
         unsafe { raw::RedisModule_DefragAlloc = Some(defrag_alloc) };
         let mut slot: *mut c_void = Box::into_raw(Box::new(value)).cast();
@@ -305,9 +306,9 @@ mod tests {
         assert_eq!(MOVES.load(Ordering::SeqCst), 1 + blocks);
         // SAFETY: the callback left a valid Box<T> in `slot`.
         let mut moved = unsafe { Box::from_raw(slot.cast::<T>()) };
-        assert_eq!(chunks(&*moved), before);
+        assert_eq!(saved(&*moved), before);
         write(&mut moved);
-        assert_ne!(chunks(&*moved), before);
+        assert_ne!(saved(&*moved), before);
         drop(moved);
     }
 

@@ -1,0 +1,44 @@
+//! A family of commands (`BF.*`, `CF.*`, ...): what the module registers for
+//! it. Each family module exports one [`Family`]; `module::FAMILIES` lists
+//! them in registration order, and everything module-wide (data types, ACL
+//! categories, commands, command docs, the INFO section) iterates that list.
+
+use std::ffi::CStr;
+
+use redis_module::raw::RedisModuleCtx;
+
+use crate::command_docs::Doc;
+use crate::ffi::command::CommandSpec;
+use crate::ffi::context::ModuleValue;
+use crate::ffi::datatype::{create, DataType};
+use crate::ffi::stats::TypeStats;
+
+pub struct Family {
+    /// The module ACL category (`bloom`), also the INFO field prefix
+    /// (`bf_bloom_keys`).
+    pub name: &'static CStr,
+    pub commands: &'static [CommandSpec],
+    /// `COMMAND INFO` / `COMMAND DOCS` metadata, where the server has the API.
+    pub docs: &'static [Doc],
+    /// Registers the family's data type.
+    pub create_type: fn(*mut RedisModuleCtx) -> Result<(), String>,
+    /// Live values of that type and their memory.
+    pub stats: fn() -> &'static TypeStats,
+}
+
+impl Family {
+    /// The family whose values are of type `T`.
+    pub const fn of<T: DataType>(
+        name: &'static CStr,
+        commands: &'static [CommandSpec],
+        docs: &'static [Doc],
+    ) -> Family {
+        Family {
+            name,
+            commands,
+            docs,
+            create_type: create::<T>,
+            stats: <T as ModuleValue>::stats,
+        }
+    }
+}
