@@ -87,6 +87,11 @@ impl Ctx {
         rm!(RedisModule_ReplyWithLongLong(self.ptr, v));
     }
 
+    /// A double, formatted by the server (RESP3 `,`; RESP2 bulk text).
+    pub fn reply_double(&self, v: f64) {
+        rm!(RedisModule_ReplyWithDouble(self.ptr, v));
+    }
+
     /// An unsigned counter as RedisBloom sends it: cast to `long long`, so
     /// values above `i64::MAX` (e.g. a count decremented past 0) wrap.
     pub fn reply_u64(&self, v: u64) {
@@ -158,6 +163,26 @@ impl Ctx {
         }
     }
 
+    /// Replicates `cmd key args...` (replicas and AOF) after this command,
+    /// for effects that are not the command itself; no keyspace event.
+    pub fn replicate(&self, cmd: &CStr, key: &RStr, args: &[*mut raw::RedisModuleString]) {
+        replicate(self.ptr, cmd, key.as_ptr(), args);
+    }
+
+    /// A replica answering one of its own clients — not its master's
+    /// stream, not an AOF being loaded: what it holds must not change.
+    pub fn is_replica_serving_client(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr)) as u32;
+        flags & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0
+            && flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING)
+                == 0
+    }
+
+    /// A server string owned by the caller (freed on drop).
+    pub fn string(&self, bytes: &[u8]) -> OwnedString {
+        OwnedString::new(self.ptr, bytes)
+    }
+
     pub fn log_warning(&self, msg: &str) {
         log(self.ptr, "warning", msg);
     }
@@ -176,6 +201,53 @@ impl Ctx {
             write,
             tracked: None,
             _ctx: PhantomData,
+        }
+    }
+}
+
+/// `RM_Replicate(ctx, cmd, "sv", key, args)`: one command after the
+/// running one (wrapped in MULTI/EXEC by the server when there are several).
+pub fn replicate(
+    ctx: *mut RedisModuleCtx,
+    cmd: &CStr,
+    key: *mut raw::RedisModuleString,
+    args: &[*mut raw::RedisModuleString],
+) {
+    rm!(RedisModule_Replicate(
+        ctx,
+        cmd.as_ptr(),
+        c"sv".as_ptr(),
+        key,
+        args.as_ptr(),
+        args.len()
+    ));
+}
+
+/// A string created for the server's API, freed when dropped.
+pub struct OwnedString {
+    ctx: *mut RedisModuleCtx,
+    ptr: *mut raw::RedisModuleString,
+}
+
+impl OwnedString {
+    pub fn new(ctx: *mut RedisModuleCtx, bytes: &[u8]) -> Self {
+        let ptr = rm!(RedisModule_CreateString(
+            ctx,
+            bytes.as_ptr().cast(),
+            bytes.len()
+        ));
+        OwnedString { ctx, ptr }
+    }
+
+    pub fn as_ptr(&self) -> *mut raw::RedisModuleString {
+        self.ptr
+    }
+}
+
+impl Drop for OwnedString {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            rm!(RedisModule_FreeString(self.ctx, self.ptr));
         }
     }
 }

@@ -33,6 +33,12 @@ pub trait DataType: Sized + 'static {
     }
     /// The RDB encoding into any sink (the server's I/O, or the digest).
     fn rdb_save_to<S: RdbSink>(&self, sink: &mut S);
+    /// What DEBUG DIGEST-VALUE digests: by default the persisted form; a
+    /// type whose live state holds more than it saves digests all of it,
+    /// without changing it.
+    fn digest_to<S: RdbSink>(&self, sink: &mut S) {
+        self.rdb_save_to(sink)
+    }
     /// The commands an AOF rewrite (without RDB preamble) emits to rebuild
     /// the value under its key.
     fn aof_rewrite(&self, aof: &mut AofWriter);
@@ -145,8 +151,8 @@ unsafe extern "C" fn copy<T: DataType>(
     guarded("copy", None, || v.try_clone()).map_or(std::ptr::null_mut(), into_server)
 }
 
-/// Feeds the persisted form into DEBUG DIGEST: two values digest equal
-/// exactly when they would save the same RDB value.
+/// Feeds [`DataType::digest_to`] into DEBUG DIGEST: by default two values
+/// digest equal exactly when they would save the same RDB value.
 struct DigestSink(*mut RedisModuleDigest);
 
 impl RdbSink for DigestSink {
@@ -170,7 +176,7 @@ unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut
     if let Some(v) = value.cast::<T>().as_ref() {
         guarded("digest", (), || {
             let mut sink = DigestSink(md);
-            v.rdb_save_to(&mut sink);
+            v.digest_to(&mut sink);
             rm!(RedisModule_DigestEndSequence(md));
         });
     }

@@ -23,8 +23,9 @@ use nodes::Nodes;
 /// Compression of a digest created without COMPRESSION.
 pub const DEFAULT_COMPRESSION: i64 = 100;
 
-/// 2π with π the double nearest to π, as RedisBloom multiplies it.
-const TWO_PI: f64 = 6.283185307179586;
+/// 2π as RedisBloom multiplies it: 6.283185307179586 (twice the double
+/// nearest to π, which is the double nearest to 2π).
+const TWO_PI: f64 = std::f64::consts::TAU;
 
 /// Bytes of the digest record (RedisBloom's struct on LP64, and this one).
 const RECORD_BYTES: u64 = 80;
@@ -34,7 +35,7 @@ const RECORD_BYTES: u64 = 80;
 pub fn c_i64(d: f64) -> i64 {
     // 2^63 is exact as a double.
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    if d.is_nan() || d >= LIMIT || d < -LIMIT {
+    if !(-LIMIT..LIMIT).contains(&d) {
         i64::MIN
     } else {
         d as i64
@@ -44,7 +45,7 @@ pub fn c_i64(d: f64) -> i64 {
 /// Node slots for `compression`: `6·trunc(compression) + 10` (§2.2), or
 /// `None` when that is not a positive `i32` (RedisBloom would wrap it).
 pub fn capacity_for(compression: f64) -> Option<i32> {
-    if !(compression >= 1.0) || !compression.is_finite() {
+    if compression.is_nan() || compression < 1.0 || compression.is_infinite() {
         return None;
     }
     let t = compression.trunc();
@@ -183,6 +184,11 @@ impl TDigest {
         RECORD_BYTES + 16 * u64::from(self.nodes.len())
     }
 
+    /// Whether the next add compresses first (§4.3 step 1).
+    pub fn is_full(&self) -> bool {
+        (self.merged_nodes.saturating_add(self.unmerged_nodes)) >= self.capacity() - 1
+    }
+
     /// Whether a compression would do anything.
     pub fn has_unmerged(&self) -> bool {
         self.unmerged_nodes > 0
@@ -192,12 +198,10 @@ impl TDigest {
     /// added, but a compression of step 1 may have happened.
     pub fn add(&mut self, v: f64, w: i64) -> Result<(), Overflow> {
         let cap = self.capacity();
-        if (self.merged_nodes + self.unmerged_nodes) >= cap - 1
-            && self.compress() == Compressed::Overflow
-        {
+        if self.is_full() && self.compress() == Compressed::Overflow {
             return Err(Overflow);
         }
-        let pos = self.merged_nodes + self.unmerged_nodes;
+        let pos = self.merged_nodes.saturating_add(self.unmerged_nodes);
         if pos >= cap {
             return Err(Overflow);
         }
@@ -317,9 +321,9 @@ fn merge_pass(means: &mut [f64], weights: &mut [i64], total: f64, normalizer: f6
         if z <= q0 * (1.0 - q0) && z <= q2 * (1.0 - q2) {
             weights[cur] = weights[cur].wrapping_add(weights[i]);
             let delta = means[i] - means[cur];
-            means[cur] = means[cur] + (delta * weights[i] as f64) / weights[cur] as f64;
+            means[cur] += (delta * weights[i] as f64) / weights[cur] as f64;
         } else {
-            weight_so_far = weight_so_far + weights[cur] as f64;
+            weight_so_far += weights[cur] as f64;
             cur += 1;
             weights[cur] = weights[i];
             means[cur] = means[i];

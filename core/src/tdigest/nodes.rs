@@ -22,7 +22,9 @@ impl<T: Copy> Array<T> {
         }
         // SAFETY: non-zero size; null (failure) is checked.
         let ptr = unsafe { alloc_zeroed(layout) };
-        NonNull::new(ptr.cast()).map(|ptr| Array { ptr }).ok_or(AllocError)
+        NonNull::new(ptr.cast())
+            .map(|ptr| Array { ptr })
+            .ok_or(AllocError)
     }
 
     /// # Safety

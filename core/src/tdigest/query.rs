@@ -115,7 +115,7 @@ impl TDigest {
                 let z2 = ((st.weight_so_far + dw) - index) - right;
                 return weighted_average(nm, z2, nmn, z1);
             }
-            st.weight_so_far = st.weight_so_far + dw;
+            st.weight_so_far += dw;
             st.pos += 1;
         }
         let z1 = (index - wd) - rw / 2.0;
@@ -129,7 +129,7 @@ impl TDigest {
         let mut start = 0;
         while start < qs.len() {
             let mut end = start + 1;
-            while end < qs.len() && !(qs[end - 1] > qs[end]) {
+            while end < qs.len() && qs[end - 1] <= qs[end] {
                 end += 1;
             }
             c.note(self.compress());
@@ -150,7 +150,7 @@ impl TDigest {
     /// The single quantile of BYRANK / BYREVRANK (§4.7).
     fn quantile(&mut self, q: f64, c: &mut Compressions) -> f64 {
         c.note(self.compress());
-        if q < 0.0 || q > 1.0 || self.centroids() == 0 {
+        if !(0.0..=1.0).contains(&q) || self.centroids() == 0 {
             return NO_DATA;
         }
         if self.centroids() == 1 {
@@ -219,7 +219,7 @@ impl TDigest {
             if self.mean(it) == v {
                 let mut dw = 0.0;
                 while it < n && self.mean(it) == v {
-                    dw = dw + self.weight(it);
+                    dw += self.weight(it);
                     it += 1;
                 }
                 return (weight_so_far + dw / 2.0) / wd;
@@ -244,7 +244,7 @@ impl TDigest {
                 }
                 return (weight_so_far + (nw + nwn) / 2.0) / wd;
             }
-            weight_so_far = weight_so_far + self.weight(it);
+            weight_so_far += self.weight(it);
             it += 1;
         }
         1.0 - 0.5 / wd
@@ -254,7 +254,8 @@ impl TDigest {
     pub fn trimmed_mean(&mut self, lo: f64, hi: f64, c: &mut Compressions) -> f64 {
         c.note(self.compress());
         let n = self.centroids();
-        if n == 0 || lo < 0.0 || lo > 1.0 || hi < 0.0 || hi > 1.0 {
+        let unit = 0.0..=1.0;
+        if n == 0 || !unit.contains(&lo) || !unit.contains(&hi) {
             return NO_DATA;
         }
         if n == 1 {
@@ -270,13 +271,13 @@ impl TDigest {
             let mut a = left - done;
             a = if 0.0 > a { 0.0 } else { a };
             a = if a < add { a } else { add };
-            add = add - a;
+            add -= a;
             let mut b = right - done;
             b = if 0.0 > b { 0.0 } else { b };
             add = if b < add { b } else { add };
-            done = done + nw;
-            sum = sum + self.mean(i) * add;
-            count = count + add;
+            done += nw;
+            sum += self.mean(i) * add;
+            count += add;
             if done >= right {
                 break;
             }
@@ -286,7 +287,13 @@ impl TDigest {
     }
 
     /// TDIGEST.RANK (`reverse` false) / REVRANK of each value (§5.9).
-    pub fn ranks(&mut self, values: &[f64], reverse: bool, out: &mut Vec<i64>, c: &mut Compressions) {
+    pub fn ranks(
+        &mut self,
+        values: &[f64],
+        reverse: bool,
+        out: &mut Vec<i64>,
+        c: &mut Compressions,
+    ) {
         let size = self.size() as f64;
         let (min, max) = (self.min, self.max);
         for &v in values {
@@ -317,7 +324,13 @@ impl TDigest {
     }
 
     /// TDIGEST.BYRANK (`reverse` false) / BYREVRANK of each rank (§5.10).
-    pub fn by_ranks(&mut self, ranks: &[i64], reverse: bool, out: &mut Vec<f64>, c: &mut Compressions) {
+    pub fn by_ranks(
+        &mut self,
+        ranks: &[i64],
+        reverse: bool,
+        out: &mut Vec<f64>,
+        c: &mut Compressions,
+    ) {
         let size = self.size() as f64;
         let (min, max) = (self.min, self.max);
         for &r in ranks {

@@ -41,7 +41,10 @@ fn signed<S: RdbSource>(src: &mut S) -> Result<i64, LoadError> {
 
 /// A node count: `0 ≤ n`, as an `i32`.
 fn count(v: i64) -> Result<i32, LoadError> {
-    i32::try_from(v).ok().filter(|&n| n >= 0).ok_or(LoadError::Invalid)
+    i32::try_from(v)
+        .ok()
+        .filter(|&n| n >= 0)
+        .ok_or(LoadError::Invalid)
 }
 
 impl TDigest {

@@ -55,7 +55,8 @@ impl Slots<'_> {
     #[inline]
     fn swap(&mut self, i: usize, j: usize) {
         if i != j {
-            if self.means[i].to_bits() != self.means[j].to_bits() || self.weights[i] != self.weights[j]
+            if self.means[i].to_bits() != self.means[j].to_bits()
+                || self.weights[i] != self.weights[j]
             {
                 self.changed = true;
             }

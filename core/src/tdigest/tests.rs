@@ -19,14 +19,7 @@ fn g17(x: f64) -> String {
     let mut buf = [0u8; 64];
     // SAFETY: the buffer is large enough for any %.17g rendering, and
     // snprintf NUL-terminates within it.
-    let n = unsafe {
-        libc::snprintf(
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            c"%.17g".as_ptr(),
-            x,
-        )
-    };
+    let n = unsafe { libc::snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%.17g".as_ptr(), x) };
     String::from_utf8_lossy(&buf[..n as usize]).into_owned()
 }
 
@@ -35,7 +28,9 @@ fn texts(v: &[f64]) -> String {
 }
 
 fn nums(s: &str) -> Vec<f64> {
-    s.split(' ').map(|t| parse_f64(t.as_bytes()).unwrap()).collect()
+    s.split(' ')
+        .map(|t| parse_f64(t.as_bytes()).unwrap())
+        .collect()
 }
 
 fn digest(compression: i64, values: &[f64]) -> TDigest {
@@ -126,7 +121,10 @@ fn vectors_sequence_1_to_1000() {
     );
     assert_info(&t, (42, 0, 1000, 0, 2));
     assert_eq!(
-        cdfs(&mut t, "0 1 1.5 2 10 100 250.5 500 500.5 999 999.5 1000 1001"),
+        cdfs(
+            &mut t,
+            "0 1 1.5 2 10 100 250.5 500 500.5 999 999.5 1000 1001"
+        ),
         "0 0.00050000000000000001 0.001 0.0015 0.0094999999999999998 0.099500000000000005 \
          0.25 0.4995 0.5 0.99850000000000005 0.999 0.99950000000000006 1"
     );
@@ -149,7 +147,10 @@ fn vectors_sequence_1_to_1000() {
     assert_eq!(trimmed(&mut t, 0.1, 0.9), "500.495");
     assert_eq!(trimmed(&mut t, 0.0, 1.0), "500.5");
     assert_eq!(trimmed(&mut t, 0.25, 0.75), "500.25099999999998");
-    assert_eq!((g17(t.min_reply()), g17(t.max_reply())), ("1".into(), "1000".into()));
+    assert_eq!(
+        (g17(t.min_reply()), g17(t.max_reply())),
+        ("1".into(), "1000".into())
+    );
 }
 
 /// The 400 values of §9.2 as the strings sent to the server.
@@ -199,8 +200,14 @@ fn vectors_random_list_compression_20() {
         "0 0.23414284517346307 0.50104683551670792 0.5037483809101011 0.57042252121904446 \
          0.76103883991878307 1 1"
     );
-    assert_eq!(ranks(&mut r, "-100 -50 0 50 100", false), "-1 94 201 304 400");
-    assert_eq!(ranks(&mut r, "-100 -50 0 50 100", true), "400 306 199 96 -1");
+    assert_eq!(
+        ranks(&mut r, "-100 -50 0 50 100", false),
+        "-1 94 201 304 400"
+    );
+    assert_eq!(
+        ranks(&mut r, "-100 -50 0 50 100", true),
+        "400 306 199 96 -1"
+    );
     assert_eq!(
         by_ranks(&mut r, "0 1 7 100 200 399 400", false),
         "-99.859999999999999 -99.209999999999994 -96.672499999999999 -47.057482734437748 \
@@ -299,7 +306,10 @@ fn vectors_single_observation() {
     assert_eq!(ranks(&mut one, "5", true), i64::MIN.to_string());
     assert_eq!(trimmed(&mut one, 0.1, 0.9), "nan");
     assert_eq!(by_ranks(&mut one, "0 1", false), "5 inf");
-    assert_eq!((g17(one.min_reply()), g17(one.max_reply())), ("5".into(), "5".into()));
+    assert_eq!(
+        (g17(one.min_reply()), g17(one.max_reply())),
+        ("5".into(), "5".into())
+    );
     assert_info(&one, (0, 1, 0, 1, 0));
 }
 
@@ -335,7 +345,14 @@ fn dump_images_of_7_1() {
     assert_info(&s, (3, 0, 5, 0, 1));
     let mut three = header(1.0, -2.0, 8.0);
     three.extend([U(3), U(0), U(1), D(5.0), D(0.0)]);
-    three.extend([D(-2.0), D(3.1666666666666665), D(8.0), D(1.0), D(3.0), D(1.0)]);
+    three.extend([
+        D(-2.0),
+        D(3.1666666666666665),
+        D(8.0),
+        D(1.0),
+        D(3.0),
+        D(1.0),
+    ]);
     assert_eq!(saved(&s), three);
     for v in 10..=21 {
         s.add(f64::from(v), 1).unwrap();
@@ -344,7 +361,14 @@ fn dump_images_of_7_1() {
     s.compress();
     let mut after = header(1.0, -2.0, 21.0);
     after.extend([U(3), U(0), U(2), D(17.0), D(0.0)]);
-    after.extend([D(-2.0), D(12.166666666666666), D(21.0), D(1.0), D(15.0), D(1.0)]);
+    after.extend([
+        D(-2.0),
+        D(12.166666666666666),
+        D(21.0),
+        D(1.0),
+        D(15.0),
+        D(1.0),
+    ]);
     assert_eq!(saved(&s), after);
     assert_eq!(
         quantiles(&mut s, "0 0.25 0.5 0.75 1"),
@@ -384,16 +408,26 @@ fn loader_refuses_what_redisbloom_cannot_write() {
         v
     };
     // The 2026 out-of-bounds payload: cap 1, 97 merged nodes.
-    let mut oob = vec![D(12.0), D(1.0), D(1.0), U(1), U(97), U(1), U(1), D(1.0), D(1.0)];
+    let mut oob = vec![
+        D(12.0),
+        D(1.0),
+        D(1.0),
+        U(1),
+        U(97),
+        U(1),
+        U(1),
+        D(1.0),
+        D(1.0),
+    ];
     oob.extend(std::iter::repeat_n(D(1.0), 194));
     assert_eq!(load(&oob).err(), Some(LoadError::Invalid));
     for bad in [
-        with(3, U(97)),                  // stored cap not the compression's
-        with(4, U(82)),                  // merged past cap - 1
-        with(5, U(u64::MAX)),            // negative unmerged
-        with(5, U(80)),                  // merged + unmerged past cap - 1
-        with(6, U(u64::MAX)),            // negative compressions
-        with(0, D(0.5)),                 // compression below 1
+        with(3, U(97)),       // stored cap not the compression's
+        with(4, U(82)),       // merged past cap - 1
+        with(5, U(u64::MAX)), // negative unmerged
+        with(5, U(80)),       // merged + unmerged past cap - 1
+        with(6, U(u64::MAX)), // negative compressions
+        with(0, D(0.5)),      // compression below 1
         with(0, D(f64::NAN)),
         with(0, D(-1.0)),
         with(0, D(1e300)),
@@ -425,6 +459,12 @@ fn capacity_limits() {
     assert_eq!(capacity_for(0.9), None);
     assert_eq!(capacity_for(f64::INFINITY), None);
     assert!(TDigest::new(1e17).is_err());
+}
+
+#[test]
+fn two_pi_is_redisbloom_s_constant() {
+    assert_eq!(TWO_PI.to_bits(), 6.283185307179586f64.to_bits());
+    assert_eq!(TWO_PI, 2.0 * std::f64::consts::PI);
 }
 
 #[test]
