@@ -75,8 +75,10 @@ impl TDigest {
 
     /// Reads a value, refusing anything RedisBloom could not have written
     /// (§7.2): the capacity must be the one the compression gives, the node
-    /// counts must fit it, weights must be whole and non-negative, means not
-    /// NaN. The encoding version is ignored, as RedisBloom does.
+    /// counts must fit it, weights must be whole and non-negative. Means may
+    /// be anything: RedisBloom itself writes infinite and NaN means once
+    /// values near ±1.7e308 overflow a centroid update (§7.2). The encoding
+    /// version is ignored, as RedisBloom does.
     pub fn rdb_load<S: RdbSource>(src: &mut S, _encver: i32) -> Result<TDigest, LoadError> {
         let compression = src.read_double()?;
         let min = src.read_double()?;
@@ -96,9 +98,6 @@ impl TDigest {
         let n = merged_nodes as usize;
         for m in td.nodes.means_mut().iter_mut().take(n) {
             *m = src.read_double()?;
-            if m.is_nan() {
-                return Err(LoadError::Invalid);
-            }
         }
         for w in td.nodes.weights_mut().iter_mut().take(n) {
             *w = weight(src.read_double()?)?;
