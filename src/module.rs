@@ -100,6 +100,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
         register(ctx, spec, caps.acl_categories)?;
     }
     register_extra(ctx, caps.acl_categories)?;
+    crate::ffi::events::on_fork(ctx, FAMILIES.iter().filter_map(|f| f.on_fork).collect())?;
     crate::command_docs::apply(ctx)?;
     crate::info::register(ctx)?;
     if !config::register(ctx, caps.unprefixed_configs)? {

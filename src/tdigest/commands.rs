@@ -17,6 +17,7 @@ use rsbloom_core::args::tdigest::{
 use rsbloom_core::args::ArgError;
 use rsbloom_core::tdigest::{c_i64, Compressions, TDigest};
 
+use super::forks;
 use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
 
 type CmdResult = Result<(), ReplyError>;
@@ -37,7 +38,7 @@ fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut TDigest, ReplyError> {
 
 /// Replicates `n` compressions of `key`: `TDIGEST.CDF key 0 ... 0` with
 /// `n` values compresses `n` times in rsbloom and RedisBloom alike.
-fn replicate_compressions(ctx: &Ctx, key: &RStr, n: usize) {
+pub(super) fn replicate_compressions(ctx: &Ctx, key: &RStr, n: usize) {
     if n > 0 {
         let zero = ctx.string(b"0");
         ctx.replicate(c"TDIGEST.CDF", key, &vec![zero.as_ptr(); n]);
@@ -78,6 +79,7 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let mut key = ctx.open_key(name, true);
     let td = existing(&mut key)?;
     let values = parse_add(args)?;
+    let was_pending = td.pending_merge();
     for (i, &v) in values.iter().enumerate() {
         let compresses = td.is_full() && td.has_unmerged();
         if td.add(v, 1).is_err() {
@@ -90,6 +92,9 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             replicate_compressions(ctx, name, usize::from(compresses));
             return Err(ReplyError::Text(OVERFLOW));
         }
+    }
+    if !was_pending && td.pending_merge() {
+        forks::note(ctx, name);
     }
     ctx.reply_ok();
     ctx.propagate();
@@ -164,6 +169,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         }
     }
     drop(source_keys);
+    if merged.pending_merge() {
+        forks::note(ctx, dest_name);
+    }
     dest_key.set(Box::new(merged));
     ctx.reply_ok();
     ctx.propagate();

@@ -3,12 +3,14 @@
 mod commands;
 mod datatype;
 mod docs;
+mod forks;
 
 use crate::family::Family;
 use crate::ffi::command::CommandSpec;
 
 pub static FAMILY: Family =
-    Family::of::<rsbloom_core::tdigest::TDigest>(c"tdigest", COMMANDS, docs::DOCS);
+    Family::of::<rsbloom_core::tdigest::TDigest>(c"tdigest", COMMANDS, docs::DOCS)
+        .with_fork_handler(forks::compress_pending);
 
 /// Flags and ACL categories exactly as docs/tdigest.md §3 lists them.
 static COMMANDS: &[CommandSpec] = &[

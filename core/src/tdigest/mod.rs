@@ -17,8 +17,32 @@ mod tests;
 pub use query::Compressions;
 pub use rdb::{LoadError, ENCODING_VERSION};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::alloc::{AllocError, Block};
 use nodes::Nodes;
+
+/// Live digests whose next compression would merge ([`TDigest::pending_merge`]).
+static PENDING_MERGES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many live digests have a merge pending: the server compresses them
+/// when it forks a snapshot (docs/tdigest.md §8.4) and uses this count to
+/// know it found them all.
+pub fn pending_merges() -> usize {
+    PENDING_MERGES.load(Ordering::Relaxed)
+}
+
+fn count_pending(was: bool, is: bool) {
+    match (was, is) {
+        (false, true) => {
+            PENDING_MERGES.fetch_add(1, Ordering::Relaxed);
+        }
+        (true, false) => {
+            PENDING_MERGES.fetch_sub(1, Ordering::Relaxed);
+        }
+        _ => {}
+    }
+}
 
 /// Compression of a digest created without COMPRESSION.
 pub const DEFAULT_COMPRESSION: i64 = 100;
@@ -63,7 +87,8 @@ pub struct Overflow;
 /// What one compression call did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compressed {
-    /// No unmerged node: nothing changed.
+    /// Nothing changed: no unmerged node, or (total weight ≤ 1) the sort
+    /// left every slot as it was.
     Nothing,
     /// The nodes were sorted, and merged unless the total weight is ≤ 1.
     Done,
@@ -115,14 +140,34 @@ impl TDigest {
 
     /// A deep copy (COPY, and reads served by a replica); fails cleanly.
     pub fn try_clone(&self) -> Result<TDigest, AllocError> {
-        Ok(TDigest {
+        let copy = TDigest {
             nodes: self.nodes.try_clone()?,
             ..*self
-        })
+        };
+        count_pending(false, copy.pending_merge());
+        Ok(copy)
+    }
+
+    /// Runs a change of state, keeping [`pending_merges`] exact.
+    fn counted<R>(&mut self, change: impl FnOnce(&mut TDigest) -> R) -> R {
+        let was = self.pending_merge();
+        let r = change(self);
+        count_pending(was, self.pending_merge());
+        r
+    }
+
+    /// Whether a compression would merge nodes: unmerged nodes and a total
+    /// weight above 1 (§4.4 step 4).
+    pub fn pending_merge(&self) -> bool {
+        self.unmerged_nodes > 0 && self.merged_weight as f64 + self.unmerged_weight as f64 > 1.0
     }
 
     /// TDIGEST.RESET (§5.2): empty again; capacity and stale slots stay.
     pub fn reset(&mut self) {
+        self.counted(TDigest::reset_fields)
+    }
+
+    fn reset_fields(&mut self) {
         self.min = f64::MAX;
         self.max = -f64::MAX;
         self.merged_nodes = 0;
@@ -197,8 +242,12 @@ impl TDigest {
     /// Adds value `v` with weight `w` (§4.3). On `Err` the value is not
     /// added, but a compression of step 1 may have happened.
     pub fn add(&mut self, v: f64, w: i64) -> Result<(), Overflow> {
+        self.counted(|td| td.add_node(v, w))
+    }
+
+    fn add_node(&mut self, v: f64, w: i64) -> Result<(), Overflow> {
         let cap = self.capacity();
-        if self.is_full() && self.compress() == Compressed::Overflow {
+        if self.is_full() && self.compress_nodes() == Compressed::Overflow {
             return Err(Overflow);
         }
         let pos = self.merged_nodes.saturating_add(self.unmerged_nodes);
@@ -229,19 +278,27 @@ impl TDigest {
 
     /// Merges the unmerged nodes into centroids (§4.4).
     pub fn compress(&mut self) -> Compressed {
+        self.counted(TDigest::compress_nodes)
+    }
+
+    fn compress_nodes(&mut self) -> Compressed {
         if self.unmerged_nodes <= 0 {
             return Compressed::Nothing;
         }
         let n = self.used().min(self.nodes.len() as usize);
         let (means, weights) = self.nodes.both_mut();
         let (means, weights) = (&mut means[..n], &mut weights[..n]);
-        sort::sort(means, weights);
+        let sorted = sort::sort(means, weights);
         let total = self.merged_weight as f64 + self.unmerged_weight as f64;
         if (self.unmerged_weight as f64).is_infinite() || log_term_overflows(total) {
             return Compressed::Overflow;
         }
         if total <= 1.0 {
-            return Compressed::Done;
+            return if sorted {
+                Compressed::Done
+            } else {
+                Compressed::Nothing
+            };
         }
         let denom = (TWO_PI * total) * total.ln();
         let normalizer = self.compression / denom;
@@ -261,7 +318,11 @@ impl TDigest {
     /// node of `src` with its weight. Returns what compressing `src` did
     /// (it stays compressed even when the merge fails).
     pub fn merge_from(&mut self, src: &mut TDigest) -> (Compressed, Result<(), Overflow>) {
-        if self.compress() == Compressed::Overflow {
+        self.counted(|td| td.merge_nodes(src))
+    }
+
+    fn merge_nodes(&mut self, src: &mut TDigest) -> (Compressed, Result<(), Overflow>) {
+        if self.compress_nodes() == Compressed::Overflow {
             return (Compressed::Nothing, Err(Overflow));
         }
         let compressed = src.compress();
@@ -271,7 +332,7 @@ impl TDigest {
         let n = src.used();
         let (means, weights) = (src.nodes.means(), src.nodes.weights());
         for (&m, &w) in means.iter().zip(weights).take(n) {
-            if self.add(m, w).is_err() {
+            if self.add_node(m, w).is_err() {
                 return (compressed, Err(Overflow));
             }
         }
@@ -300,6 +361,12 @@ impl TDigest {
             out(m.to_bits());
             out(*w as u64);
         }
+    }
+}
+
+impl Drop for TDigest {
+    fn drop(&mut self) {
+        count_pending(self.pending_merge(), false);
     }
 }
 

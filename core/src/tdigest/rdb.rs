@@ -1,6 +1,6 @@
 //! T-Digest RDB value (`TDIS-TYPE`, encoding 0; docs/tdigest.md §7.1–§7.2).
 
-use super::{capacity_for, TDigest};
+use super::{capacity_for, count_pending, TDigest};
 use crate::rdb::{RdbSink, RdbSource, ReadError};
 
 /// The only encoding version that ever existed.
@@ -110,6 +110,7 @@ impl TDigest {
         td.merged_weight = merged_weight;
         td.unmerged_weight = unmerged_weight;
         td.restore_single_observation();
+        count_pending(false, td.pending_merge());
         Ok(td)
     }
 

@@ -1,0 +1,293 @@
+//! Replicas and AOF replays of a T-Digest master are identical to it
+//! (docs/tdigest.md §8): after a seeded random stream interleaving writes
+//! with reads that compress, DUMPs, failures, an AOF rewrite and a full
+//! resync of the replica, every key's DEBUG DIGEST-VALUE — the whole live
+//! state, unmerged nodes included — is the same on the master, its replica,
+//! and a server replaying the master's AOF. Reads served by the replica
+//! itself answer like the master and change nothing there.
+//!
+//! Also an rsbloom master with a RedisBloom 2.8.2 replica: the compressions
+//! rsbloom replicates are commands RedisBloom executes the same way.
+//!
+//! The seed is printed; `RSBLOOM_OPS_SEED=<seed>` reproduces a run.
+mod common;
+use common::diff::sargs;
+use common::stream::info_field;
+use common::tdigest::{digests, infos, TdStream, KEYS};
+use common::*;
+use std::time::{Duration, Instant};
+
+const STREAM_LEN: usize = 3000;
+const BATCH: usize = 50;
+
+fn wait_link_up(replica: &mut Conn) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while info_field(replica, "replication", "master_link_status").as_deref() != Some("up") {
+        assert!(Instant::now() < deadline, "replica link not up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the replica has processed everything the master sent.
+fn sync(master: &mut Conn, replica: &mut Conn) {
+    assert_eq!(master.cmd(&["WAIT", "1", "10000"]), int(1), "WAIT");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let m = info_field(master, "replication", "master_repl_offset");
+        let r = info_field(replica, "replication", "master_repl_offset");
+        if m.is_some() && m == r {
+            return;
+        }
+        assert!(Instant::now() < deadline, "offsets differ: {m:?} {r:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn wait_rewrite_done(c: &mut Conn) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let busy = info_field(c, "persistence", "aof_rewrite_in_progress");
+        let scheduled = info_field(c, "persistence", "aof_rewrite_scheduled");
+        if busy.as_deref() == Some("0") && scheduled.as_deref() == Some("0") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn sync_full(c: &mut Conn) -> i64 {
+    info_field(c, "stats", "sync_full")
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// The keyspaces are identical digest by digest; at least `min` digests.
+fn assert_same_digests(a: &mut Conn, b: &mut Conn, what: &str) {
+    let (da, db) = (digests(a), digests(b));
+    let n = da.len();
+    assert!(n >= 3, "{what}: only {n} keys");
+    assert_eq!(
+        da.keys().collect::<Vec<_>>(),
+        db.keys().collect::<Vec<_>>(),
+        "{what}: key sets"
+    );
+    for (k, d) in &da {
+        assert_eq!(
+            Some(d),
+            db.get(k),
+            "{what}: DEBUG DIGEST-VALUE of {}",
+            String::from_utf8_lossy(k)
+        );
+    }
+}
+
+/// Some digests hold unmerged nodes right now (so a snapshot would lose
+/// them if the master did not compress at the fork).
+fn some_unmerged(c: &mut Conn) -> bool {
+    KEYS.iter().any(|k| {
+        let info = c.cmd(&["TDIGEST.INFO", k]);
+        matches!(&info, Reply::Array(a) if a.len() == 18 && a[7].as_int() > 0)
+    })
+}
+
+/// Reads sent to the replica answer like the same reads on the master, and
+/// leave the replica unchanged.
+fn replica_reads_match(stream: &mut TdStream, master: &mut Conn, replica: &mut Conn) -> usize {
+    let before = digests(replica);
+    let reads: Vec<_> = KEYS.iter().map(|k| stream.read(k)).collect();
+    let on_replica = replica.pipeline(&reads);
+    assert_eq!(digests(replica), before, "reads changed the replica");
+    let on_master = master.pipeline(&reads);
+    for ((read, r), m) in reads.iter().zip(&on_replica).zip(&on_master) {
+        assert_eq!(r, m, "{}", diff::show_args(read));
+    }
+    reads.len()
+}
+
+/// A server started on a copy of the master's AOF holds what the master holds.
+fn assert_replay_identical(flavor: Flavor, master: &Server, mc: &mut Conn, when: &str) {
+    let dir = tempfile::Builder::new()
+        .prefix("rsbloom-aof-")
+        .tempdir()
+        .unwrap();
+    let aof = dir.path().join("appendonlydir");
+    std::fs::create_dir(&aof).unwrap();
+    for f in std::fs::read_dir(master.dir().join("appendonlydir"))
+        .unwrap()
+        .flatten()
+    {
+        std::fs::copy(f.path(), aof.join(f.file_name())).unwrap();
+    }
+    let replay = Server::builder(flavor, Module::Rsbloom)
+        .arg("--appendonly")
+        .arg("yes")
+        .dir(dir.path())
+        .start();
+    let mut pc = replay.conn();
+    assert_same_digests(mc, &mut pc, &format!("{flavor:?} AOF replay {when}"));
+    assert_eq!(
+        mc.cmd(&["DEBUG", "DIGEST"]),
+        pc.cmd(&["DEBUG", "DIGEST"]),
+        "{flavor:?} AOF replay {when}"
+    );
+}
+
+fn run(flavor: Flavor, seed: u64) {
+    let t0 = Instant::now();
+    let master = Server::builder(flavor, Module::Rsbloom)
+        .arg("--appendonly")
+        .arg("yes")
+        .arg("--appendfsync")
+        .arg("always")
+        .arg("--aof-use-rdb-preamble")
+        .arg(if seed % 2 == 0 { "no" } else { "yes" })
+        .start();
+    let mut replica = Server::builder(flavor, Module::Rsbloom)
+        .arg("--replicaof")
+        .arg("127.0.0.1")
+        .arg(&master.port.to_string())
+        .start();
+    let mut mc = master.conn();
+    let mut rc = replica.conn();
+    wait_link_up(&mut rc);
+    assert_eq!(mc.cmd(&["SET", "str", "x"]), ok());
+    let mut stream = TdStream::new(seed);
+    let (mut sent, mut replica_reads, mut unmerged_at_fork) = (0, 0, 0);
+    let mut resynced = false;
+    while sent < STREAM_LEN {
+        let batch = stream.batch(BATCH);
+        sent += batch.len();
+        for r in mc.pipeline(&batch) {
+            assert!(
+                !matches!(&r, Reply::Error(e) if e.contains("internal")),
+                "{r:?}"
+            );
+        }
+        if sent % 500 < BATCH {
+            sync(&mut mc, &mut rc);
+            replica_reads += replica_reads_match(&mut stream, &mut mc, &mut rc);
+        }
+        if sent > STREAM_LEN / 3 && sent <= STREAM_LEN / 3 + BATCH {
+            // AOF rewrite: a fork snapshot while digests hold unmerged nodes.
+            unmerged_at_fork += usize::from(some_unmerged(&mut mc));
+            assert!(!mc.cmd(&["BGREWRITEAOF"]).is_error());
+            wait_rewrite_done(&mut mc);
+            assert_replay_identical(flavor, &master, &mut mc, "right after the AOF rewrite");
+        }
+        if !resynced && sent > 2 * STREAM_LEN / 3 {
+            // Full resync: the replica restarts empty and loads the master's
+            // snapshot, taken while digests hold unmerged nodes.
+            resynced = true;
+            sync(&mut mc, &mut rc);
+            unmerged_at_fork += usize::from(some_unmerged(&mut mc));
+            let full = sync_full(&mut mc);
+            replica.stop(false);
+            let _ = std::fs::remove_file(replica.dir().join("dump.rdb"));
+            replica.restart(false);
+            rc = replica.conn();
+            wait_link_up(&mut rc);
+            assert_eq!(sync_full(&mut mc), full + 1, "full resync");
+            sync(&mut mc, &mut rc);
+            assert_same_digests(
+                &mut mc,
+                &mut rc,
+                &format!("{flavor:?} right after the full resync"),
+            );
+        }
+    }
+    assert!(unmerged_at_fork > 0, "no fork met unmerged nodes");
+    sync(&mut mc, &mut rc);
+    assert_same_digests(&mut mc, &mut rc, &format!("{flavor:?} replica"));
+    let whole = mc.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(
+        whole,
+        rc.cmd(&["DEBUG", "DIGEST"]),
+        "{flavor:?} DEBUG DIGEST"
+    );
+
+    assert_replay_identical(flavor, &master, &mut mc, "at the end");
+    println!(
+        "{flavor:?}: {sent} commands, {replica_reads} replica reads compared, {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn replica_and_aof_replay_are_identical_after_reads_and_writes() {
+    let seed = common::stream::seed();
+    println!("tdigest replication seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
+    for flavor in flavors() {
+        run(flavor, seed);
+    }
+}
+
+/// A read on a replica: the same answer as on its master, and the replica
+/// keeps its unmerged nodes (nothing it holds changes without its master).
+#[test]
+fn replica_reads_do_not_change_the_replica() {
+    for flavor in flavors() {
+        let master = Server::start(flavor, Module::Rsbloom);
+        let replica = master.start_replica();
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "t", "COMPRESSION", "20"]), ok());
+        let mut add = sargs(&["TDIGEST.ADD", "t"]);
+        add.extend((0..100).map(|i| ((i * 37) % 101).to_string().into_bytes()));
+        assert_eq!(mc.cmd(&add), ok());
+        sync(&mut mc, &mut rc);
+        let info = rc.cmd(&["TDIGEST.INFO", "t"]);
+        assert!(info.as_array()[7].as_int() > 0, "{info:?}");
+        let q = rc.cmd(&["TDIGEST.QUANTILE", "t", "0.1", "0.5", "0.9"]);
+        assert_eq!(
+            rc.cmd(&["TDIGEST.INFO", "t"]),
+            info,
+            "{flavor:?}: replica changed"
+        );
+        assert_eq!(mc.cmd(&["TDIGEST.QUANTILE", "t", "0.1", "0.5", "0.9"]), q);
+        sync(&mut mc, &mut rc);
+        // The master's read compressed, and so did the replica, through the
+        // replicated compression.
+        let after = rc.cmd(&["TDIGEST.INFO", "t"]);
+        assert_eq!(after.as_array()[7], int(0), "{flavor:?}: {after:?}");
+        assert_eq!(after, mc.cmd(&["TDIGEST.INFO", "t"]));
+    }
+}
+
+/// rsbloom master, RedisBloom 2.8.2 replica: the replica follows every
+/// compression (INFO counters equal after every kind of read), and the
+/// DUMPs agree.
+#[test]
+fn redisbloom_replica_of_an_rsbloom_master_stays_identical() {
+    let seed = common::stream::seed();
+    println!("cross seed {seed} (RSBLOOM_OPS_SEED={seed})");
+    let master = Server::start(Flavor::Redis, Module::Rsbloom);
+    let replica = Server::builder(Flavor::Redis, Module::Reference)
+        .arg("--replicaof")
+        .arg("127.0.0.1")
+        .arg(&master.port.to_string())
+        .start();
+    let (mut mc, mut rc) = (master.conn(), replica.conn());
+    wait_link_up(&mut rc);
+    assert_eq!(mc.cmd(&["SET", "str", "x"]), ok());
+    let mut stream = TdStream::new(seed);
+    let mut sent = 0;
+    while sent < STREAM_LEN {
+        let batch = stream.batch(BATCH);
+        sent += batch.len();
+        mc.pipeline(&batch);
+        if sent % 500 < BATCH {
+            sync(&mut mc, &mut rc);
+            assert_eq!(infos(&mut mc), infos(&mut rc), "INFO at {sent}");
+        }
+    }
+    sync(&mut mc, &mut rc);
+    let (a, b) = (infos(&mut mc), infos(&mut rc));
+    assert!(a.len() >= 4);
+    assert_eq!(a, b);
+    for k in a.keys() {
+        let d = mc.cmd(&[&b"DUMP"[..], k]);
+        sync(&mut mc, &mut rc);
+        assert_eq!(d, rc.cmd(&[&b"DUMP"[..], k]));
+    }
+}
