@@ -328,7 +328,8 @@ impl Gen {
                 vec![self.cmd("TDIGEST.TRIMMED_MEAN"), key, lo, hi]
             }
             88..=93 => return self.dump_restore(key),
-            94..=97 => return self.single_observation(key),
+            94..=96 => return self.single_observation(key),
+            97 => return self.doubling(key),
             98 => vec![b"DEL".to_vec(), key],
             _ => return self.large(key),
         };
@@ -468,6 +469,45 @@ impl Gen {
             self.queue.push_back(self.plain(a));
         }
         self.finish(vec![b"DEL".to_vec(), key])
+    }
+
+    /// MERGE of a digest into itself, twice, until its weight overflows
+    /// (`overflow detected`, with the sources compressed all the same).
+    fn doubling(&mut self, key: Vec<u8>) -> Op {
+        let mut add = vec![b"TDIGEST.ADD".to_vec(), key.clone()];
+        add.extend(self.values(6));
+        self.queue.push_back(self.plain(add));
+        for _ in 0..self.rng.gen_range(30..45) {
+            let mut m = vec![
+                b"TDIGEST.MERGE".to_vec(),
+                key.clone(),
+                b"2".to_vec(),
+                key.clone(),
+                key.clone(),
+            ];
+            if self.chance(30) {
+                m.push(b"OVERRIDE".to_vec());
+            }
+            self.queue.push_back(self.plain(m));
+            if self.chance(20) {
+                let r = self.read_of(key.clone());
+                self.queue.push_back(self.plain(r));
+            }
+        }
+        let create = vec![
+            b"TDIGEST.CREATE".to_vec(),
+            key.clone(),
+            b"COMPRESSION".to_vec(),
+            self.compression(),
+        ];
+        self.queue.push_front(self.plain(create));
+        self.finish(vec![b"DEL".to_vec(), key])
+    }
+
+    fn read_of(&mut self, key: Vec<u8>) -> Args {
+        let mut a = vec![b"TDIGEST.QUANTILE".to_vec(), key];
+        a.push(self.quantile());
+        a
     }
 
     /// A digest with one observation, often dumped right away.

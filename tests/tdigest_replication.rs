@@ -106,8 +106,8 @@ fn replica_reads_match(stream: &mut TdStream, master: &mut Conn, replica: &mut C
     reads.len()
 }
 
-/// A server started on a copy of the master's AOF holds what the master holds.
-fn assert_replay_identical(flavor: Flavor, master: &Server, mc: &mut Conn, when: &str) {
+/// A server started on a copy of the master's AOF (and its directory).
+fn replay_of(flavor: Flavor, master: &Server) -> (Server, Conn, tempfile::TempDir) {
     let dir = tempfile::Builder::new()
         .prefix("rsbloom-aof-")
         .tempdir()
@@ -125,7 +125,13 @@ fn assert_replay_identical(flavor: Flavor, master: &Server, mc: &mut Conn, when:
         .arg("yes")
         .dir(dir.path())
         .start();
-    let mut pc = replay.conn();
+    let conn = replay.conn();
+    (replay, conn, dir)
+}
+
+/// A server started on a copy of the master's AOF holds what the master holds.
+fn assert_replay_identical(flavor: Flavor, master: &Server, mc: &mut Conn, when: &str) {
+    let (_replay, mut pc, _dir) = replay_of(flavor, master);
     assert_same_digests(mc, &mut pc, &format!("{flavor:?} AOF replay {when}"));
     assert_eq!(
         mc.cmd(&["DEBUG", "DIGEST"]),
@@ -255,6 +261,59 @@ fn replica_reads_do_not_change_the_replica() {
         let after = rc.cmd(&["TDIGEST.INFO", "t"]);
         assert_eq!(after.as_array()[7], int(0), "{flavor:?}: {after:?}");
         assert_eq!(after, mc.cmd(&["TDIGEST.INFO", "t"]));
+    }
+}
+
+/// Failed writes replicate what they changed: a MERGE that overflows has
+/// compressed its sources, an ADD that overflows keeps the values before the
+/// failing one. (Weights near 2^63: merging a digest into itself doubles
+/// it. Compared through the stream only: RDB weights are doubles.)
+#[test]
+fn failed_writes_replicate_what_they_changed() {
+    for flavor in flavors() {
+        let master = Server::builder(flavor, Module::Rsbloom)
+            .arg("--appendonly")
+            .arg("yes")
+            .arg("--appendfsync")
+            .arg("always")
+            .start();
+        let replica = master.start_replica();
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "d", "COMPRESSION", "5"]), ok());
+        assert_eq!(mc.cmd(&["TDIGEST.ADD", "d", "1", "2", "3"]), ok());
+        let overflow = err("ERR T-Digest: overflow detected");
+        let (mut merges_failed, mut adds_failed) = (0, 0);
+        for i in 0..70 {
+            let r = mc.cmd(&["TDIGEST.MERGE", "d", "2", "d", "d"]);
+            merges_failed += usize::from(r == overflow);
+            let add: Vec<String> = ["TDIGEST.ADD", "d"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain((0..9).map(|j| (i * 10 + j).to_string()))
+                .collect();
+            adds_failed += usize::from(mc.cmd(&add) == overflow);
+        }
+        assert!(
+            merges_failed > 0 && adds_failed > 0,
+            "{merges_failed} {adds_failed}"
+        );
+        sync(&mut mc, &mut rc);
+        let d = mc.cmd(&["DEBUG", "DIGEST-VALUE", "d"]);
+        assert_eq!(
+            rc.cmd(&["DEBUG", "DIGEST-VALUE", "d"]),
+            d,
+            "{flavor:?} replica"
+        );
+        assert_eq!(
+            rc.cmd(&["TDIGEST.INFO", "d"]),
+            mc.cmd(&["TDIGEST.INFO", "d"])
+        );
+        let mut pc = replay_of(flavor, &master);
+        assert_eq!(
+            pc.1.cmd(&["DEBUG", "DIGEST-VALUE", "d"]),
+            d,
+            "{flavor:?} AOF"
+        );
     }
 }
 

@@ -1,13 +1,10 @@
 //! T-Digest RDB value (`TDIS-TYPE`, encoding 0; docs/tdigest.md §7.1–§7.2).
 
-use super::{capacity_for, count_pending, TDigest};
+use super::{c_i64, capacity_for, count_pending, TDigest};
 use crate::rdb::{RdbSink, RdbSource, ReadError};
 
 /// The only encoding version that ever existed.
 pub const ENCODING_VERSION: i32 = 0;
-
-/// Largest weight a double may carry into an `i64` field: below 2^63.
-const WEIGHT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 
 /// Why an RDB value was refused (the server fails the load either way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,13 +23,9 @@ impl From<ReadError> for LoadError {
     }
 }
 
-/// A weight stored as a double: finite, integral, in `[0, 2^63)`.
-fn weight(d: f64) -> Result<i64, LoadError> {
-    if d.is_finite() && d.fract() == 0.0 && (0.0..WEIGHT_LIMIT).contains(&d) {
-        Ok(d as i64)
-    } else {
-        Err(LoadError::Invalid)
-    }
+/// A weight stored as a double, converted as RedisBloom converts it.
+fn weight(d: f64) -> i64 {
+    c_i64(d)
 }
 
 fn signed<S: RdbSource>(src: &mut S) -> Result<i64, LoadError> {
@@ -73,12 +66,14 @@ impl TDigest {
         (self.merged_nodes.max(0) as usize).min(self.nodes.len() as usize)
     }
 
-    /// Reads a value, refusing anything RedisBloom could not have written
-    /// (§7.2): the capacity must be the one the compression gives, the node
-    /// counts must fit it, weights must be whole and non-negative. Means may
-    /// be anything: RedisBloom itself writes infinite and NaN means once
-    /// values near ±1.7e308 overflow a centroid update (§7.2). The encoding
-    /// version is ignored, as RedisBloom does.
+    /// Reads a value (§7.2). What could touch memory outside the node arrays
+    /// is refused: the capacity must be the one the compression allocates,
+    /// and the node counts must fit in it. Weights and means are taken as
+    /// RedisBloom takes them (`(long long)` of the stored double): a digest
+    /// can legitimately hold NaN means (values near ±1.7e308 overflow a
+    /// centroid update) and negative weights (a total past 2^63 after
+    /// repeated merges), and a server must load every value it saves. The
+    /// encoding version is ignored, as RedisBloom does.
     pub fn rdb_load<S: RdbSource>(src: &mut S, _encver: i32) -> Result<TDigest, LoadError> {
         let compression = src.read_double()?;
         let min = src.read_double()?;
@@ -87,11 +82,11 @@ impl TDigest {
         let merged_nodes = count(signed(src)?)?;
         let unmerged_nodes = count(signed(src)?)?;
         let total_compressions = signed(src)?;
-        let merged_weight = weight(src.read_double()?)?;
-        let unmerged_weight = weight(src.read_double()?)?;
+        let merged_weight = weight(src.read_double()?);
+        let unmerged_weight = weight(src.read_double()?);
         let expected_cap = capacity_for(compression).ok_or(LoadError::Invalid)?;
         let used = i64::from(merged_nodes) + i64::from(unmerged_nodes);
-        if cap != i64::from(expected_cap) || used > cap - 1 || total_compressions < 0 {
+        if cap != i64::from(expected_cap) || used > cap {
             return Err(LoadError::Invalid);
         }
         let mut td = TDigest::new(compression).map_err(|_| LoadError::OutOfMemory)?;
@@ -100,7 +95,7 @@ impl TDigest {
             *m = src.read_double()?;
         }
         for w in td.nodes.weights_mut().iter_mut().take(n) {
-            *w = weight(src.read_double()?)?;
+            *w = weight(src.read_double()?);
         }
         td.min = min;
         td.max = max;

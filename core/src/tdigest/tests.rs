@@ -423,29 +423,31 @@ fn loader_refuses_what_redisbloom_cannot_write() {
     assert_eq!(load(&oob).err(), Some(LoadError::Invalid));
     for bad in [
         with(3, U(97)),       // stored cap not the compression's
-        with(4, U(82)),       // merged past cap - 1
+        with(4, U(83)),       // merged past cap
         with(5, U(u64::MAX)), // negative unmerged
-        with(5, U(80)),       // merged + unmerged past cap - 1
-        with(6, U(u64::MAX)), // negative compressions
+        with(5, U(81)),       // merged + unmerged past cap
         with(0, D(0.5)),      // compression below 1
         with(0, D(f64::NAN)),
         with(0, D(-1.0)),
         with(0, D(1e300)),
         with(0, D(357913940.0)), // capacity past i32::MAX
-        with(7, D(1.5)),
-        with(7, D(-1.0)),
-        with(8, D(f64::INFINITY)),
-        with(12, D(-1.0)), // a weight
-        with(12, D(0.5)),
     ] {
         assert_eq!(load(&bad).err(), Some(LoadError::Invalid), "{bad:?}");
     }
     for n in 0..good.len() {
         assert_eq!(load(&good[..n]).err(), Some(LoadError::Read), "cut at {n}");
     }
-    // Zero weights, weights that do not add up, and NaN or infinite means
-    // (extreme values overflow a centroid update) are RedisBloom's own.
+    // Zero weights, weights that do not add up, NaN or infinite means
+    // (extreme values overflow a centroid update) and negative weights (a
+    // total past 2^63) are RedisBloom's own, and rsbloom's.
     assert!(load(&with(12, D(0.0))).is_ok());
+    assert!(load(&with(12, D(-1.0))).is_ok());
+    assert!(load(&with(7, D(-9.223372036854775808e18))).is_ok());
+    assert!(load(&with(8, D(f64::INFINITY))).is_ok());
+    assert!(
+        load(&with(6, U(u64::MAX))).is_ok(),
+        "wrapped compression count"
+    );
     assert!(load(&with(9, D(f64::NAN))).is_ok());
     assert!(load(&with(9, D(f64::NEG_INFINITY))).is_ok());
     assert!(load(&with(7, D(5.0))).is_ok());
