@@ -248,10 +248,7 @@ fn sequence_1_to_1000_vectors() {
         let one = |c: &mut Conn, cmd: &str| double(&line(c, cmd), resp3);
         assert_eq!(one(c, "TDIGEST.TRIMMED_MEAN t 0.1 0.9"), 500.495);
         assert_eq!(one(c, "TDIGEST.TRIMMED_MEAN t 0 1"), 500.5);
-        assert_eq!(
-            one(c, "TDIGEST.TRIMMED_MEAN t 0.25 0.75"),
-            500.251
-        );
+        assert_eq!(one(c, "TDIGEST.TRIMMED_MEAN t 0.25 0.75"), 500.251);
         assert_eq!(one(c, "TDIGEST.MIN t"), 1.0);
         assert_eq!(one(c, "TDIGEST.MAX t"), 1000.0);
     });

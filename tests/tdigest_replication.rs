@@ -264,6 +264,47 @@ fn replica_reads_do_not_change_the_replica() {
     }
 }
 
+/// Saves in the serving process compress like RedisBloom's and replicate
+/// that compression: DUMP, SAVE, DEBUG OBJECT, DEBUG RELOAD.
+#[test]
+fn saves_in_the_serving_process_replicate_their_compression() {
+    for flavor in flavors() {
+        let master = Server::start(flavor, Module::Rsbloom);
+        let replica = master.start_replica();
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "d", "COMPRESSION", "10"]), ok());
+        for (i, save) in [
+            &["DUMP", "d"][..],
+            &["SAVE"],
+            &["DEBUG", "OBJECT", "d"],
+            &["DEBUG", "RELOAD"],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let add: Vec<String> = ["TDIGEST.ADD", "d"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain((0..30).map(|j| ((i * 31 + j * 7) % 50).to_string()))
+                .collect();
+            assert_eq!(mc.cmd(&add), ok());
+            assert!(mc.cmd(&["TDIGEST.INFO", "d"]).as_array()[7].as_int() > 0);
+            assert!(!mc.cmd(save).is_error(), "{save:?}");
+            assert_eq!(
+                mc.cmd(&["TDIGEST.INFO", "d"]).as_array()[7],
+                int(0),
+                "{save:?}"
+            );
+            sync(&mut mc, &mut rc);
+            assert_eq!(
+                rc.cmd(&["DEBUG", "DIGEST-VALUE", "d"]),
+                mc.cmd(&["DEBUG", "DIGEST-VALUE", "d"]),
+                "{flavor:?} after {save:?}"
+            );
+        }
+    }
+}
+
 /// Failed writes replicate what they changed: a MERGE that overflows has
 /// compressed its sources, an ADD that overflows keeps the values before the
 /// failing one. (Weights near 2^63: merging a digest into itself doubles

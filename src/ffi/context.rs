@@ -437,7 +437,8 @@ impl Key<'_> {
         }
     }
 
-    /// Stores a new value in an empty key (ownership moves to the server).
+    /// Stores a new value under the key, replacing (and freeing) any value
+    /// it held, its TTL included; ownership moves to the server.
     pub fn set<T: ModuleValue>(&mut self, value: Box<T>) -> &mut T {
         let size = value.memory();
         T::stats().created(size);

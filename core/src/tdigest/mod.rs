@@ -224,7 +224,7 @@ impl TDigest {
         (self.merged_nodes as usize).saturating_add(self.unmerged_nodes as usize)
     }
 
-    /// Bytes reported by MEMORY USAGE and INFO `Memory usage` (§6.4).
+    /// Bytes reported by MEMORY USAGE and INFO `Memory usage` (docs/tdigest.md §2.1).
     pub fn memory_usage(&self) -> u64 {
         RECORD_BYTES + 16 * u64::from(self.nodes.len())
     }
