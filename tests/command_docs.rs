@@ -215,6 +215,34 @@ fn key_spec(access: &str) -> String {
     )
 }
 
+/// COMMAND INFO of one row: name, arity, flags, key positions, tips, key
+/// specs (`specs` rendered), no subcommands.
+fn assert_command_info(c: &mut Conn, flavor: Flavor, row: &Row, specs: &str) {
+    // Ask in upper case: lookup is case-insensitive, the name is the registered one.
+    let r = c.cmd(&["COMMAND", "INFO", &row.name.to_uppercase()]);
+    let info = r.as_array()[0].as_array();
+    let ctx = format!("{flavor:?} {}: {r:?}", row.name);
+    assert_eq!(text(&info[0]), row.name, "{ctx}");
+    assert_eq!(info[1], int(row.arity), "{ctx}");
+    let mut flags: Vec<String> = info[2].as_array().iter().map(text).collect();
+    flags.sort();
+    let mut want: Vec<String> = format!("{} module", row.flags)
+        .split(' ')
+        .map(String::from)
+        .collect();
+    want.sort();
+    assert_eq!(flags, want, "{ctx}");
+    assert_eq!(&info[3..6], &[int(1), int(1), int(1)], "{ctx}");
+    let tips = if row.tips.is_empty() {
+        "[]".to_string()
+    } else {
+        format!("[{}]", row.tips)
+    };
+    assert_eq!(render(&info[7]), tips, "{ctx}");
+    assert_eq!(render(&info[8]), squash(specs), "{ctx}");
+    assert_eq!(render(&info[9]), "[]", "{ctx}");
+}
+
 // ---- tests ----
 
 #[test]
@@ -223,29 +251,7 @@ fn command_info_arity_flags_tips_and_key_specs() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         for row in ROWS {
-            // Ask in upper case: lookup is case-insensitive, the name is the registered one.
-            let r = c.cmd(&["COMMAND", "INFO", &row.name.to_uppercase()]);
-            let info = r.as_array()[0].as_array();
-            let ctx = format!("{flavor:?} {}: {r:?}", row.name);
-            assert_eq!(text(&info[0]), row.name, "{ctx}");
-            assert_eq!(info[1], int(row.arity), "{ctx}");
-            let mut flags: Vec<String> = info[2].as_array().iter().map(text).collect();
-            flags.sort();
-            let mut want: Vec<String> = format!("{} module", row.flags)
-                .split(' ')
-                .map(String::from)
-                .collect();
-            want.sort();
-            assert_eq!(flags, want, "{ctx}");
-            assert_eq!(&info[3..6], &[int(1), int(1), int(1)], "{ctx}");
-            let tips = if row.tips.is_empty() {
-                "[]".to_string()
-            } else {
-                format!("[{}]", row.tips)
-            };
-            assert_eq!(render(&info[7]), tips, "{ctx}");
-            assert_eq!(render(&info[8]), key_spec(row.key), "{ctx}");
-            assert_eq!(render(&info[9]), "[]", "{ctx}");
+            assert_command_info(&mut c, flavor, row, &key_spec(row.key));
         }
     }
 }
@@ -480,32 +486,14 @@ fn tdigest_command_info_and_docs() {
         let mut c = s.conn();
         let mut c3 = s.conn3();
         for row in TD_ROWS {
-            let r = c.cmd(&["COMMAND", "INFO", row.name]);
-            let info = r.as_array()[0].as_array();
-            let ctx = format!("{flavor:?} {}: {r:?}", row.name);
-            assert_eq!(info[1], int(row.arity), "{ctx}");
-            let mut flags: Vec<String> = info[2].as_array().iter().map(text).collect();
-            flags.sort();
-            let mut want: Vec<String> = format!("{} module", row.flags)
-                .split(' ')
-                .map(String::from)
-                .collect();
-            want.sort();
-            assert_eq!(flags, want, "{ctx}");
-            assert_eq!(&info[3..6], &[int(1), int(1), int(1)], "{ctx}");
-            let tips = if row.tips.is_empty() {
-                "[]".to_string()
-            } else {
-                format!("[{}]", row.tips)
-            };
-            assert_eq!(render(&info[7]), tips, "{ctx}");
             let mut specs = key_spec(row.key);
             if row.name == "tdigest.merge" {
                 specs.pop();
                 specs += " [flags [RO] begin_search [type index spec [index 2]] \
                           find_keys [type keynum spec [keynumidx 0 firstkey 1 keystep 1]]]]";
             }
-            assert_eq!(render(&info[8]), squash(&specs), "{ctx}");
+            assert_command_info(&mut c, flavor, row, &specs);
+            let ctx = format!("{flavor:?} {}", row.name);
             let d = docs(&mut c3, flavor, row.name);
             let m = as_map(&d);
             assert_eq!(text(&m[0].1), squash(row.summary), "{ctx}");

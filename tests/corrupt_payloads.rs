@@ -214,24 +214,29 @@ fn random_bytes(rng: &mut SmallRng, n: usize) -> Vec<u8> {
         .collect()
 }
 
+/// `body` cut short, with a valid footer.
+fn truncated(rng: &mut SmallRng, body: &[u8], ver: u16) -> Vec<u8> {
+    dump::with_footer(&body[..rng.gen_range(0..body.len())], ver)
+}
+
+/// `body` with 1 to 4 bits flipped from byte `from` on, with a valid footer.
+fn flipped(rng: &mut SmallRng, body: &[u8], from: usize, ver: u16) -> Vec<u8> {
+    let mut b = body.to_vec();
+    for _ in 0..rng.gen_range(1..=4) {
+        let i = rng.gen_range(from..b.len());
+        b[i] ^= 1 << rng.gen_range(0..8);
+    }
+    dump::with_footer(&b, ver)
+}
+
 /// One mutated RESTORE payload of `src`.
 fn mutate_payload(rng: &mut SmallRng, src: &Source) -> Vec<u8> {
     let (id, mut prims) = dump::parse(&src.payload);
     let ver = dump::rdb_version(&src.payload);
     let body = dump::module_value(id, &prims);
     match rng.gen_range(0..10) {
-        0 => {
-            let n = rng.gen_range(0..body.len());
-            dump::with_footer(&body[..n], ver)
-        }
-        1 => {
-            let mut b = body.clone();
-            for _ in 0..rng.gen_range(1..=4) {
-                let i = rng.gen_range(0..b.len());
-                b[i] ^= 1 << rng.gen_range(0..8);
-            }
-            dump::with_footer(&b, ver)
-        }
+        0 => truncated(rng, &body, ver),
+        1 => flipped(rng, &body, 0, ver),
         2 | 3 => {
             // Up to three unsigned fields set to special values.
             for _ in 0..rng.gen_range(1..=3) {
@@ -798,15 +803,9 @@ fn mutate_tdigest(rng: &mut SmallRng, payload: &[u8]) -> Vec<u8> {
     let body = dump::module_value(id, &prims);
     match rng.gen_range(0..8) {
         // Truncated, with a valid checksum: every read is checked.
-        0 => dump::with_footer(&body[..rng.gen_range(0..body.len())], ver),
-        1 => {
-            let mut b = body.clone();
-            for _ in 0..rng.gen_range(1..=4) {
-                let i = rng.gen_range(10..b.len());
-                b[i] ^= 1 << rng.gen_range(0..8);
-            }
-            dump::with_footer(&b, ver)
-        }
+        0 => truncated(rng, &body, ver),
+        // Not in the type and module id.
+        1 => flipped(rng, &body, 10, ver),
         2 | 3 => {
             // Counters: cap, merged, unmerged, compressions.
             for _ in 0..rng.gen_range(1..=2) {

@@ -6,9 +6,10 @@
 //!
 //! The seed is printed; `RSBLOOM_OPS_SEED=<seed>` reproduces a run.
 mod common;
+use common::info::{wait_link_up, wait_replica_synced as sync};
 use common::stream::{assert_same, info_field, snapshot, Stream, MODULE_ARGS};
 use common::*;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const STREAM_LEN: usize = 2500;
 
@@ -20,29 +21,6 @@ fn start(flavor: Flavor, module: Module, master: Option<u16>) -> Server {
         b = b.arg("--replicaof").arg("127.0.0.1").arg(&port.to_string());
     }
     b.start()
-}
-
-fn wait_link_up(replica: &mut Conn) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while info_field(replica, "replication", "master_link_status").as_deref() != Some("up") {
-        assert!(Instant::now() < deadline, "replica link not up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits until the replica has processed everything the master sent.
-fn sync(master: &mut Conn, replica: &mut Conn) {
-    assert_eq!(master.cmd(&["WAIT", "1", "5000"]), int(1), "WAIT");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let m = info_field(master, "replication", "master_repl_offset");
-        let r = info_field(replica, "replication", "master_repl_offset");
-        if m.is_some() && m == r {
-            return;
-        }
-        assert!(Instant::now() < deadline, "offsets differ: {m:?} {r:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn config_set(c: &mut Conn, name: &str, value: &str) {

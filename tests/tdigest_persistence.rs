@@ -184,28 +184,9 @@ fn rdb_files_both_ways() {
     }
 }
 
-fn aof_server(module: Module, preamble: &str) -> Server {
-    Server::builder(Flavor::Redis, module)
-        .arg("--appendonly")
-        .arg("yes")
-        .arg("--appendfsync")
-        .arg("always")
-        .arg("--aof-use-rdb-preamble")
-        .arg(preamble)
-        .start()
-}
-
 fn rewrite(c: &mut Conn) {
     assert!(!c.cmd(&["BGREWRITEAOF"]).is_error());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while common::stream::info_field(c, "persistence", "aof_rewrite_in_progress").as_deref()
-        != Some("0")
-        || common::stream::info_field(c, "persistence", "aof_rewrite_scheduled").as_deref()
-            != Some("0")
-    {
-        assert!(std::time::Instant::now() < deadline, "rewrite stuck");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    common::info::wait_aof_rewrite(c);
 }
 
 /// An AOF written by one module (rewritten, then appended to) replays in
@@ -216,7 +197,9 @@ fn rewrite(c: &mut Conn) {
 fn aof_files_both_ways() {
     for from in [Module::Rsbloom, Module::Reference] {
         for preamble in ["no", "yes"] {
-            let mut a = aof_server(from, preamble);
+            let mut a = Server::builder(Flavor::Redis, from)
+                .aof_fsync_always(preamble)
+                .start();
             let mut ca = a.conn();
             let cmds = build();
             let (first, rest) = cmds.split_at(cmds.len() / 2);

@@ -12,49 +12,14 @@
 //! The seed is printed; `RSBLOOM_OPS_SEED=<seed>` reproduces a run.
 mod common;
 use common::diff::sargs;
+use common::info::{wait_aof_rewrite, wait_link_up, wait_replica_synced as sync};
 use common::stream::info_field;
 use common::tdigest::{digests, infos, TdStream, KEYS};
 use common::*;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const STREAM_LEN: usize = 2500;
 const BATCH: usize = 50;
-
-fn wait_link_up(replica: &mut Conn) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while info_field(replica, "replication", "master_link_status").as_deref() != Some("up") {
-        assert!(Instant::now() < deadline, "replica link not up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits until the replica has processed everything the master sent.
-fn sync(master: &mut Conn, replica: &mut Conn) {
-    assert_eq!(master.cmd(&["WAIT", "1", "10000"]), int(1), "WAIT");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let m = info_field(master, "replication", "master_repl_offset");
-        let r = info_field(replica, "replication", "master_repl_offset");
-        if m.is_some() && m == r {
-            return;
-        }
-        assert!(Instant::now() < deadline, "offsets differ: {m:?} {r:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn wait_rewrite_done(c: &mut Conn) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let busy = info_field(c, "persistence", "aof_rewrite_in_progress");
-        let scheduled = info_field(c, "persistence", "aof_rewrite_scheduled");
-        if busy.as_deref() == Some("0") && scheduled.as_deref() == Some("0") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn sync_full(c: &mut Conn) -> i64 {
     info_field(c, "stats", "sync_full")
@@ -145,12 +110,7 @@ fn assert_replay_identical(flavor: Flavor, master: &Server, mc: &mut Conn, when:
 fn run(flavor: Flavor, seed: u64, preamble: &str) {
     let t0 = Instant::now();
     let master = Server::builder(flavor, Module::Rsbloom)
-        .arg("--appendonly")
-        .arg("yes")
-        .arg("--appendfsync")
-        .arg("always")
-        .arg("--aof-use-rdb-preamble")
-        .arg(preamble)
+        .aof_fsync_always(preamble)
         .start();
     let mut replica = Server::builder(flavor, Module::Rsbloom)
         .arg("--replicaof")
@@ -181,7 +141,7 @@ fn run(flavor: Flavor, seed: u64, preamble: &str) {
             // AOF rewrite: a fork snapshot while digests hold unmerged nodes.
             unmerged_at_fork += usize::from(some_unmerged(&mut mc));
             assert!(!mc.cmd(&["BGREWRITEAOF"]).is_error());
-            wait_rewrite_done(&mut mc);
+            wait_aof_rewrite(&mut mc);
             assert_replay_identical(flavor, &master, &mut mc, "right after the AOF rewrite");
         }
         if !resynced && sent > 2 * STREAM_LEN / 3 {
@@ -313,10 +273,7 @@ fn saves_in_the_serving_process_replicate_their_compression() {
 fn failed_writes_replicate_what_they_changed() {
     for flavor in flavors() {
         let master = Server::builder(flavor, Module::Rsbloom)
-            .arg("--appendonly")
-            .arg("yes")
-            .arg("--appendfsync")
-            .arg("always")
+            .aof_fsync_always("yes")
             .start();
         let replica = master.start_replica();
         let (mut mc, mut rc) = (master.conn(), replica.conn());

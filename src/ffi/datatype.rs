@@ -334,5 +334,13 @@ mod tests {
         moves_everything(cf, |c| {
             c.insert(hash_item(b"after defrag"));
         });
+        let mut td = rsbloom_core::tdigest::TDigest::new(50.0).unwrap();
+        for i in 0..500 {
+            td.add(f64::from(i % 37), 1).unwrap();
+        }
+        td.compress();
+        moves_everything(td, |t| {
+            t.add(-1.0, 1).unwrap();
+        });
     }
 }

@@ -64,3 +64,37 @@ pub fn wait_for(
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Waits until no AOF rewrite is running or scheduled.
+pub fn wait_aof_rewrite(c: &mut Conn) {
+    wait_for(c, "persistence", Duration::from_secs(60), |i| {
+        find(i, "aof_rewrite_in_progress") == Some("0")
+            && find(i, "aof_rewrite_scheduled") == Some("0")
+    });
+}
+
+/// Waits until a replica's link to its master is up.
+pub fn wait_link_up(replica: &mut Conn) {
+    wait_for(replica, "replication", Duration::from_secs(30), |i| {
+        find(i, "master_link_status") == Some("up")
+    });
+}
+
+/// Waits until the replica has processed everything its master sent.
+pub fn wait_replica_synced(master: &mut Conn, replica: &mut Conn) {
+    assert_eq!(
+        master.cmd(&["WAIT", "1", "10000"]),
+        super::Reply::Int(1),
+        "WAIT"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let m = field(master, "replication", "master_repl_offset");
+        let r = field(replica, "replication", "master_repl_offset");
+        if m == r {
+            return;
+        }
+        assert!(Instant::now() < deadline, "offsets differ: {m} {r}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
