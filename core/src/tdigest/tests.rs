@@ -454,6 +454,11 @@ fn loader_refuses_what_redisbloom_cannot_write() {
 }
 
 #[test]
+fn record_is_redisbloom_s_80_bytes() {
+    assert_eq!(std::mem::size_of::<TDigest>(), RECORD_BYTES as usize);
+}
+
+#[test]
 fn capacity_limits() {
     assert_eq!(capacity_for(1.0), Some(16));
     assert_eq!(capacity_for(100.9), Some(610));
