@@ -10,8 +10,8 @@
 //! never changes a digest: it answers from a compressed copy.
 
 use rsbloom_core::args::tdigest::{
-    create_arity, exact_arity, min_arity, parse_add, parse_cdf, parse_create, parse_merge,
-    parse_quantiles, parse_rank_values, parse_ranks, parse_trimmed_mean, ALLOC_FAILED,
+    create_arity, exact_arity, min_arity, parse_cdf, parse_create, parse_merge, parse_quantiles,
+    parse_rank_values, parse_ranks, parse_trimmed_mean, with_add_values, ALLOC_FAILED,
     DEST_ALLOC_FAILED, KEY_EXISTS, KEY_MISSING, OVERFLOW,
 };
 use rsbloom_core::args::ArgError;
@@ -78,20 +78,21 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
     let td = existing(&mut key)?;
-    let values = parse_add(args)?;
     let was_pending = td.pending_merge();
-    for (i, &v) in values.iter().enumerate() {
-        let compresses = td.is_full() && td.has_unmerged();
-        if td.add(v, 1).is_err() {
-            // The values before this one stay added (§5.3 step 4), and so
-            // does the compression this one may have started with.
-            let added: Vec<_> = args.iter().skip(2).take(i).map(RStr::as_ptr).collect();
-            if !added.is_empty() {
-                ctx.replicate(c"TDIGEST.ADD", name, &added);
-            }
-            replicate_compressions(ctx, name, usize::from(compresses));
-            return Err(ReplyError::Text(OVERFLOW));
+    if let Err(failure) = with_add_values(args, |values| td.add_values(values))? {
+        // The values before the failing one stay added (§5.3), and so does
+        // the compression it may have started with.
+        let added: Vec<_> = args
+            .iter()
+            .skip(2)
+            .take(failure.added)
+            .map(RStr::as_ptr)
+            .collect();
+        if !added.is_empty() {
+            ctx.replicate(c"TDIGEST.ADD", name, &added);
         }
+        replicate_compressions(ctx, name, usize::from(failure.compressed));
+        return Err(ReplyError::Text(OVERFLOW));
     }
     if !was_pending && td.pending_merge() {
         forks::note(ctx, name);

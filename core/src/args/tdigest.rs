@@ -76,20 +76,47 @@ fn all<A: AsRef<[u8]>, T>(
     argv: &[A],
     each: impl Fn(&[u8]) -> Result<T, ArgError>,
 ) -> Result<Vec<T>, ArgError> {
-    argv.iter().skip(2).map(|a| each(a.as_ref())).collect()
+    let mut out = Vec::with_capacity(argv.len().saturating_sub(2));
+    for a in argv.iter().skip(2) {
+        out.push(each(a.as_ref())?);
+    }
+    Ok(out)
 }
 
-/// TDIGEST.ADD values (§5.3): finite doubles.
+/// One TDIGEST.ADD value (§5.3): a finite double.
+fn add_value(a: &[u8]) -> Result<f64, ArgError> {
+    let v = parse_f64(a).ok_or(ArgError::Reply("ERR T-Digest: error parsing val parameter"))?;
+    if v.is_infinite() {
+        return Err(ArgError::Reply(
+            "ERR T-Digest: val parameter needs to be a finite number",
+        ));
+    }
+    Ok(v)
+}
+
+/// TDIGEST.ADD values (§5.3).
 pub fn parse_add<A: AsRef<[u8]>>(argv: &[A]) -> Result<Vec<f64>, ArgError> {
-    all(argv, |a| {
-        let v = parse_f64(a).ok_or(ArgError::Reply("ERR T-Digest: error parsing val parameter"))?;
-        if v.is_infinite() {
-            return Err(ArgError::Reply(
-                "ERR T-Digest: val parameter needs to be a finite number",
-            ));
-        }
-        Ok(v)
-    })
+    all(argv, add_value)
+}
+
+/// Values of up to this many arguments are parsed on the stack.
+const STACK_VALUES: usize = 16;
+
+/// TDIGEST.ADD values handed to `f`: the same as [`parse_add`], without a
+/// heap allocation for short commands (the ADD of one value is the hot path).
+pub fn with_add_values<A: AsRef<[u8]>, R>(
+    argv: &[A],
+    f: impl FnOnce(&[f64]) -> R,
+) -> Result<R, ArgError> {
+    let args = argv.get(2..).unwrap_or_default();
+    if args.len() > STACK_VALUES {
+        return Ok(f(&parse_add(argv)?));
+    }
+    let mut values = [0.0; STACK_VALUES];
+    for (v, a) in values.iter_mut().zip(args) {
+        *v = add_value(a.as_ref())?;
+    }
+    Ok(f(values.get(..args.len()).unwrap_or_default()))
 }
 
 /// TDIGEST.QUANTILE fractions (§5.6): each in [0, 1].

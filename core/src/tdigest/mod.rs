@@ -84,6 +84,14 @@ pub fn capacity_for(compression: f64) -> Option<i32> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overflow;
 
+/// Where TDIGEST.ADD stopped: `added` values went in, and the failing one
+/// may have compressed the digest first (§4.3 step 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddFailure {
+    pub added: usize,
+    pub compressed: bool,
+}
+
 /// What one compression call did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compressed {
@@ -245,6 +253,20 @@ impl TDigest {
         self.counted(|td| td.add_node(v, w))
     }
 
+    /// TDIGEST.ADD (§5.3): each value with weight 1, in order. On overflow
+    /// the values before stay added.
+    pub fn add_values(&mut self, values: &[f64]) -> Result<(), AddFailure> {
+        self.counted(|td| {
+            for (added, &v) in values.iter().enumerate() {
+                let compressed = td.is_full() && td.has_unmerged();
+                if td.add_node(v, 1).is_err() {
+                    return Err(AddFailure { added, compressed });
+                }
+            }
+            Ok(())
+        })
+    }
+
     fn add_node(&mut self, v: f64, w: i64) -> Result<(), Overflow> {
         let cap = self.capacity();
         if self.is_full() && self.compress_nodes() == Compressed::Overflow {
@@ -254,11 +276,11 @@ impl TDigest {
         if pos >= cap {
             return Err(Overflow);
         }
+        // Step 3. Its other checks — (f64)nu, (f64)nt or (2π × nt) × ln(nt)
+        // infinite — cannot fail for 64-bit weights (the largest gives
+        // 2.5e21), so they are not computed.
         let nu = self.unmerged_weight.checked_add(w).ok_or(Overflow)?;
-        let nt = nu.checked_add(self.merged_weight).ok_or(Overflow)?;
-        if (nu as f64).is_infinite() || log_term_overflows(nt as f64) {
-            return Err(Overflow);
-        }
+        nu.checked_add(self.merged_weight).ok_or(Overflow)?;
         if v < self.min {
             self.min = v;
         }
@@ -286,19 +308,31 @@ impl TDigest {
             return Compressed::Nothing;
         }
         let n = self.used().min(self.nodes.len() as usize);
+        let total = self.merged_weight as f64 + self.unmerged_weight as f64;
         let (means, weights) = self.nodes.both_mut();
         let (means, weights) = (&mut means[..n], &mut weights[..n]);
-        let sorted = sort::sort(means, weights);
-        let total = self.merged_weight as f64 + self.unmerged_weight as f64;
+        if total <= 1.0 {
+            // Only the sort happens: report whether it moved anything (a
+            // rare case, which may pay for a copy).
+            let before: Vec<(u64, i64)> = means
+                .iter()
+                .map(|m| m.to_bits())
+                .zip(weights.iter().copied())
+                .collect();
+            sort::sort(means, weights);
+            let same = before
+                .iter()
+                .zip(means.iter().zip(weights.iter()))
+                .all(|(b, (m, w))| *b == (m.to_bits(), *w));
+            return if same {
+                Compressed::Nothing
+            } else {
+                Compressed::Done
+            };
+        }
+        sort::sort(means, weights);
         if (self.unmerged_weight as f64).is_infinite() || log_term_overflows(total) {
             return Compressed::Overflow;
-        }
-        if total <= 1.0 {
-            return if sorted {
-                Compressed::Done
-            } else {
-                Compressed::Nothing
-            };
         }
         let denom = (TWO_PI * total) * total.ln();
         let normalizer = self.compression / denom;

@@ -55,19 +55,39 @@ fn half_round_down(p: f64) -> f64 {
     }
 }
 
-impl TDigest {
+/// The merged centroids and what the estimates read with them. Every
+/// index used below is less than `means.len() == weights.len()`.
+struct Centroids<'a> {
+    means: &'a [f64],
+    weights: &'a [i64],
+    min: f64,
+    max: f64,
+    merged_weight: i64,
+}
+
+impl<'a> Centroids<'a> {
+    fn n(&self) -> usize {
+        self.means.len()
+    }
+
+    #[inline]
     fn mean(&self, i: usize) -> f64 {
-        self.nodes.means().get(i).copied().unwrap_or(0.0)
+        self.means[i]
     }
 
+    #[inline]
     fn weight(&self, i: usize) -> f64 {
-        self.nodes.weights().get(i).copied().unwrap_or(0) as f64
+        self.weights[i] as f64
     }
 
-    fn centroids(&self) -> usize {
-        (self.merged_nodes.max(0) as usize).min(self.nodes.len() as usize)
+    /// Both arrays with one length the compiler can see (index checks of
+    /// the loops go away).
+    fn arrays(&self) -> (&'a [f64], &'a [i64]) {
+        let n = self.means.len().min(self.weights.len());
+        (&self.means[..n], &self.weights[..n])
     }
 
+    /// A cursor at the start (`n ≥ 1`).
     fn new_walk(&self) -> Walk {
         Walk {
             weight_so_far: self.weight(0) / 2.0,
@@ -75,26 +95,28 @@ impl TDigest {
         }
     }
 
-    /// The value at `index` (a weight position) for `merged_nodes ≥ 2`.
+    /// The value at `index` (a weight position), `n ≥ 2` (§4.6).
     fn walk(&self, st: &mut Walk, index: f64) -> f64 {
-        let n = self.centroids();
+        let n = self.n();
         let w = self.merged_weight;
         let wd = w as f64;
+        let (min, max) = (self.min, self.max);
         let lw = self.weight(0);
         let rw = self.weight(n - 1);
         let rm = self.mean(n - 1);
         if lw > 1.0 && index < lw / 2.0 {
-            return self.min + ((index - 1.0) / (lw / 2.0 - 1.0)) * (self.mean(0) - self.min);
+            return min + ((index - 1.0) / (lw / 2.0 - 1.0)) * (self.mean(0) - min);
         }
         if index > w.wrapping_sub(1) as f64 {
-            return self.max;
+            return max;
         }
         if rw > 1.0 && (wd - index) <= rw / 2.0 {
-            return self.max - ((wd - index - 1.0) / (rw / 2.0 - 1.0)) * (self.max - rm);
+            return max - ((wd - index - 1.0) / (rw / 2.0 - 1.0)) * (max - rm);
         }
-        while st.pos < n - 1 {
-            let (nw, nwn) = (self.weight(st.pos), self.weight(st.pos + 1));
-            let (nm, nmn) = (self.mean(st.pos), self.mean(st.pos + 1));
+        let (means, weights) = self.arrays();
+        while st.pos + 1 < means.len() {
+            let (nw, nwn) = (weights[st.pos] as f64, weights[st.pos + 1] as f64);
+            let (nm, nmn) = (means[st.pos], means[st.pos + 1]);
             let dw = (nw + nwn) / 2.0;
             if st.weight_so_far + dw > index {
                 let mut left = 0.0;
@@ -120,113 +142,74 @@ impl TDigest {
         }
         let z1 = (index - wd) - rw / 2.0;
         let z2 = rw / 2.0 - z1;
-        weighted_average(rm, z1, self.max, z2)
+        weighted_average(rm, z1, max, z2)
     }
 
-    /// TDIGEST.QUANTILE (§4.7): every q in [0, 1]. One compression and one
-    /// walk per maximal non-decreasing run of `qs`.
-    pub fn quantiles(&mut self, qs: &[f64], out: &mut Vec<f64>, c: &mut Compressions) {
-        let mut start = 0;
-        while start < qs.len() {
-            let mut end = start + 1;
-            while end < qs.len() && qs[end - 1] <= qs[end] {
-                end += 1;
-            }
-            c.note(self.compress());
-            let run = &qs[start..end];
-            match self.centroids() {
-                0 => out.extend(run.iter().map(|_| NO_DATA)),
-                1 => out.extend(run.iter().map(|_| self.mean(0))),
-                _ => {
-                    let wd = self.merged_weight as f64;
-                    let mut st = self.new_walk();
-                    out.extend(run.iter().map(|&q| self.walk(&mut st, q * wd)));
-                }
-            }
-            start = end;
-        }
-    }
-
-    /// The single quantile of BYRANK / BYREVRANK (§4.7).
-    fn quantile(&mut self, q: f64, c: &mut Compressions) -> f64 {
-        c.note(self.compress());
-        if !(0.0..=1.0).contains(&q) || self.centroids() == 0 {
-            return NO_DATA;
-        }
-        if self.centroids() == 1 {
-            return self.mean(0);
-        }
-        let index = q * self.merged_weight as f64;
-        if index < 1.0 {
-            return self.min;
-        }
-        let mut st = self.new_walk();
-        self.walk(&mut st, index)
-    }
-
-    /// TDIGEST.CDF of one value (§4.8).
-    pub fn cdf(&mut self, v: f64, c: &mut Compressions) -> f64 {
-        c.note(self.compress());
-        let n = self.centroids();
+    /// §4.8 on compressed centroids.
+    fn cdf(&self, v: f64) -> f64 {
+        let n = self.n();
+        let (min, max) = (self.min, self.max);
         if n == 0 {
             return NO_DATA;
         }
-        if v < self.min {
+        if v < min {
             return 0.0;
         }
-        if v > self.max {
+        if v > max {
             return 1.0;
         }
         if n == 1 {
-            let width = self.max - self.min;
-            return if (v - self.min) <= width {
+            let width = max - min;
+            return if (v - min) <= width {
                 0.5
             } else {
-                (v - self.min) / width
+                (v - min) / width
             };
         }
         let wd = self.merged_weight as f64;
         let (lm, lw) = (self.mean(0), self.weight(0));
         if v < lm {
-            let width = lm - self.min;
+            let width = lm - min;
             if width > 0.0 {
-                if v == self.min {
+                if v == min {
                     return 0.5 / wd;
                 }
-                return (1.0 + ((v - self.min) / width) * (lw / 2.0 - 1.0)) / wd;
+                return (1.0 + ((v - min) / width) * (lw / 2.0 - 1.0)) / wd;
             }
             return 0.0;
         }
         let (rm, rw) = (self.mean(n - 1), self.weight(n - 1));
         if v > rm {
-            let width = self.max - rm;
+            let width = max - rm;
             if width > 0.0 {
-                if v == self.max {
+                if v == max {
                     return 1.0 - 0.5 / wd;
                 }
-                return 1.0 - ((1.0 + ((self.max - v) / width) * (rw / 2.0 - 1.0)) / wd);
+                return 1.0 - ((1.0 + ((max - v) / width) * (rw / 2.0 - 1.0)) / wd);
             }
             return 1.0;
         }
-        self.cdf_inner(v, n, wd)
+        self.cdf_within(v, wd)
     }
 
     /// Step 5 of §4.8: `v` lies within the centroid means.
-    fn cdf_inner(&self, v: f64, n: usize, wd: f64) -> f64 {
+    fn cdf_within(&self, v: f64, wd: f64) -> f64 {
+        let (means, weights) = self.arrays();
+        let n = means.len();
         let mut weight_so_far = 0.0;
         let mut it = 0;
         while it + 1 < n {
-            if self.mean(it) == v {
+            if means[it] == v {
                 let mut dw = 0.0;
-                while it < n && self.mean(it) == v {
-                    dw += self.weight(it);
+                while it < n && means[it] == v {
+                    dw += weights[it] as f64;
                     it += 1;
                 }
                 return (weight_so_far + dw / 2.0) / wd;
             }
-            if self.mean(it) <= v && v < self.mean(it + 1) {
-                let (nw, nwn) = (self.weight(it), self.weight(it + 1));
-                let (nm, nmn) = (self.mean(it), self.mean(it + 1));
+            let (nm, nmn) = (means[it], means[it + 1]);
+            if nm <= v && v < nmn {
+                let (nw, nwn) = (weights[it] as f64, weights[it + 1] as f64);
                 if (nmn - nm) > 0.0 {
                     let (mut left, mut right) = (0.0, 0.0);
                     if nw == 1.0 {
@@ -244,29 +227,25 @@ impl TDigest {
                 }
                 return (weight_so_far + (nw + nwn) / 2.0) / wd;
             }
-            weight_so_far += self.weight(it);
+            weight_so_far += weights[it] as f64;
             it += 1;
         }
         1.0 - 0.5 / wd
     }
 
-    /// TDIGEST.TRIMMED_MEAN (§4.9); `lo`, `hi` already validated.
-    pub fn trimmed_mean(&mut self, lo: f64, hi: f64, c: &mut Compressions) -> f64 {
-        c.note(self.compress());
-        let n = self.centroids();
-        let unit = 0.0..=1.0;
-        if n == 0 || !unit.contains(&lo) || !unit.contains(&hi) {
-            return NO_DATA;
-        }
-        if n == 1 {
-            return self.mean(0);
+    /// §4.9 on compressed centroids, `lo` and `hi` in [0, 1].
+    fn trimmed_mean(&self, lo: f64, hi: f64) -> f64 {
+        match self.n() {
+            0 => return NO_DATA,
+            1 => return self.mean(0),
+            _ => {}
         }
         let wd = self.merged_weight as f64;
         let left = (wd * lo).floor();
         let right = (wd * hi).ceil();
         let (mut done, mut sum, mut count) = (0.0f64, 0.0f64, 0.0f64);
-        for i in 0..n {
-            let nw = self.weight(i);
+        for (&mean, &weight) in self.means.iter().zip(self.weights) {
+            let nw = weight as f64;
             let mut add = nw;
             let mut a = left - done;
             a = if 0.0 > a { 0.0 } else { a };
@@ -276,7 +255,7 @@ impl TDigest {
             b = if 0.0 > b { 0.0 } else { b };
             add = if b < add { b } else { add };
             done += nw;
-            sum += self.mean(i) * add;
+            sum += mean * add;
             count += add;
             if done >= right {
                 break;
@@ -284,6 +263,78 @@ impl TDigest {
         }
         // 0/0 here is the hardware's default NaN (sign bit set), as in C.
         sum / count
+    }
+}
+
+impl TDigest {
+    fn centroids(&self) -> Centroids<'_> {
+        let n = (self.merged_nodes.max(0) as usize).min(self.nodes.len() as usize);
+        Centroids {
+            means: self.nodes.means().get(..n).unwrap_or_default(),
+            weights: self.nodes.weights().get(..n).unwrap_or_default(),
+            min: self.min,
+            max: self.max,
+            merged_weight: self.merged_weight,
+        }
+    }
+
+    /// TDIGEST.QUANTILE (§4.7): every q in [0, 1]. One compression and one
+    /// walk per maximal non-decreasing run of `qs`.
+    pub fn quantiles(&mut self, qs: &[f64], out: &mut Vec<f64>, c: &mut Compressions) {
+        let mut start = 0;
+        while start < qs.len() {
+            let mut end = start + 1;
+            while end < qs.len() && qs[end - 1] <= qs[end] {
+                end += 1;
+            }
+            c.note(self.compress());
+            let run = &qs[start..end];
+            let cs = self.centroids();
+            match cs.n() {
+                0 => out.extend(run.iter().map(|_| NO_DATA)),
+                1 => out.extend(run.iter().map(|_| cs.mean(0))),
+                _ => {
+                    let wd = cs.merged_weight as f64;
+                    let mut st = cs.new_walk();
+                    out.extend(run.iter().map(|&q| cs.walk(&mut st, q * wd)));
+                }
+            }
+            start = end;
+        }
+    }
+
+    /// The single quantile of BYRANK / BYREVRANK (§4.7).
+    fn quantile(&mut self, q: f64, c: &mut Compressions) -> f64 {
+        c.note(self.compress());
+        let cs = self.centroids();
+        if !(0.0..=1.0).contains(&q) || cs.n() == 0 {
+            return NO_DATA;
+        }
+        if cs.n() == 1 {
+            return cs.mean(0);
+        }
+        let index = q * cs.merged_weight as f64;
+        if index < 1.0 {
+            return cs.min;
+        }
+        let mut st = cs.new_walk();
+        cs.walk(&mut st, index)
+    }
+
+    /// TDIGEST.CDF of one value (§4.8).
+    pub fn cdf(&mut self, v: f64, c: &mut Compressions) -> f64 {
+        c.note(self.compress());
+        self.centroids().cdf(v)
+    }
+
+    /// TDIGEST.TRIMMED_MEAN (§4.9); `lo`, `hi` already validated.
+    pub fn trimmed_mean(&mut self, lo: f64, hi: f64, c: &mut Compressions) -> f64 {
+        c.note(self.compress());
+        let unit = 0.0..=1.0;
+        if !unit.contains(&lo) || !unit.contains(&hi) {
+            return NO_DATA;
+        }
+        self.centroids().trimmed_mean(lo, hi)
     }
 
     /// TDIGEST.RANK (`reverse` false) / REVRANK of each value (§5.9).
