@@ -4,7 +4,7 @@
 
 use rsbloom_core::args::tdigest::{
     parse_add, parse_cdf, parse_create, parse_merge, parse_quantiles, parse_rank_values,
-    parse_ranks, parse_trimmed_mean,
+    parse_ranks, parse_trimmed_mean, Parsed,
 };
 use rsbloom_core::args::{parse_f64, parse_i64, ArgError};
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
@@ -143,7 +143,7 @@ pub fn tdigest_args(data: &[u8]) {
         }
         Err(e) => errors(Err(e)),
     }
-    let check_doubles = |r: Result<Vec<f64>, ArgError>, finite: bool, unit: bool| match r {
+    let check_doubles = |r: Result<Parsed<f64>, ArgError>, finite: bool, unit: bool| match r {
         Ok(v) => {
             assert_eq!(v.len(), rest.len());
             for (x, a) in v.iter().zip(rest) {

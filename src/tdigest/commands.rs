@@ -10,12 +10,12 @@
 //! never changes a digest: it answers from a compressed copy.
 
 use rsbloom_core::args::tdigest::{
-    create_arity, exact_arity, min_arity, parse_cdf, parse_create, parse_merge, parse_quantiles,
-    parse_rank_values, parse_ranks, parse_trimmed_mean, with_add_values, ALLOC_FAILED,
+    create_arity, exact_arity, min_arity, parse_add, parse_cdf, parse_create, parse_merge,
+    parse_quantiles, parse_rank_values, parse_ranks, parse_trimmed_mean, ALLOC_FAILED,
     DEST_ALLOC_FAILED, KEY_EXISTS, KEY_MISSING, OVERFLOW,
 };
 use rsbloom_core::args::ArgError;
-use rsbloom_core::tdigest::{c_i64, Compressions, TDigest};
+use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest};
 
 use super::forks;
 use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
@@ -78,8 +78,9 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
     let td = existing(&mut key)?;
+    let values = parse_add(args)?;
     let was_pending = td.pending_merge();
-    if let Err(failure) = with_add_values(args, |values| td.add_values(values))? {
+    if let Err(failure) = td.add_values(&values) {
         // The values before the failing one stay added (§5.3), and so does
         // the compression it may have started with.
         let added: Vec<_> = args
@@ -221,16 +222,17 @@ impl Arity {
     }
 }
 
-/// Arity, key, arguments, then `compute` on the digest: on the stored one,
-/// replicating the compressions it makes, or — on a replica answering its
-/// own client — on a copy, which gives the same answer (§8.2).
-fn read<P, R>(
+/// Arity, key, arguments, then `compute` on the digest (which replies as it
+/// goes): on the stored one, replicating the compressions it makes, or — on
+/// a replica answering its own client — on a copy, which gives the same
+/// answer (§8.2).
+fn read<P>(
     ctx: &Ctx,
     args: &[RStr],
     arity: Arity,
     parse: fn(&[RStr]) -> Result<P, ArgError>,
-    compute: impl FnOnce(&mut TDigest, P, &mut Compressions) -> R,
-) -> Result<R, ReplyError> {
+    compute: impl FnOnce(&mut TDigest, P, &mut Compressions),
+) -> CmdResult {
     arity.check(args.len())?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, false);
@@ -239,21 +241,12 @@ fn read<P, R>(
     let mut c = Compressions::default();
     if td.has_unmerged() && ctx.is_replica_serving_client() {
         let mut copy = td.try_clone().map_err(|_| ReplyError::Text(ALLOC_FAILED))?;
-        return Ok(compute(&mut copy, params, &mut c));
+        compute(&mut copy, params, &mut c);
+        return Ok(());
     }
-    let result = compute(td, params, &mut c);
+    compute(td, params, &mut c);
     replicate_compressions(ctx, name, c.0);
-    Ok(result)
-}
-
-fn reply_doubles(ctx: &Ctx, values: &[f64]) {
-    ctx.reply_array(values.len());
-    values.iter().for_each(|&v| ctx.reply_double(v));
-}
-
-fn reply_ints(ctx: &Ctx, values: &[i64]) {
-    ctx.reply_array(values.len());
-    values.iter().for_each(|&v| ctx.reply_int(v));
+    Ok(())
 }
 
 /// MIN / MAX / INFO: no compression.
@@ -274,43 +267,36 @@ pub fn max(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 pub fn quantile(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    let out = read(
+    read(
         ctx,
         args,
         Arity::AtLeast(3),
         parse_quantiles,
         |td, qs, c| {
-            let mut out = Vec::with_capacity(qs.len());
-            td.quantiles(&qs, &mut out, c);
-            out
+            ctx.reply_array(qs.len());
+            td.quantiles(&qs, &mut Emit(|v| ctx.reply_double(v)), c);
         },
-    )?;
-    reply_doubles(ctx, &out);
-    Ok(())
+    )
 }
 
 pub fn cdf(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    let out = read(ctx, args, Arity::AtLeast(3), parse_cdf, |td, vs, c| {
-        vs.iter().map(|&v| td.cdf(v, c)).collect::<Vec<_>>()
-    })?;
-    reply_doubles(ctx, &out);
-    Ok(())
+    read(ctx, args, Arity::AtLeast(3), parse_cdf, |td, vs, c| {
+        ctx.reply_array(vs.len());
+        vs.iter().for_each(|&v| ctx.reply_double(td.cdf(v, c)));
+    })
 }
 
 fn rank_common(ctx: &Ctx, args: &[RStr], reverse: bool) -> CmdResult {
-    let out = read(
+    read(
         ctx,
         args,
         Arity::AtLeast(3),
         parse_rank_values,
         |td, vs, c| {
-            let mut out = Vec::with_capacity(vs.len());
-            td.ranks(&vs, reverse, &mut out, c);
-            out
+            ctx.reply_array(vs.len());
+            td.ranks(&vs, reverse, &mut Emit(|r| ctx.reply_int(r)), c);
         },
-    )?;
-    reply_ints(ctx, &out);
-    Ok(())
+    )
 }
 
 pub fn rank(ctx: &Ctx, args: &[RStr]) -> CmdResult {
@@ -322,13 +308,10 @@ pub fn revrank(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 fn by_rank_common(ctx: &Ctx, args: &[RStr], reverse: bool) -> CmdResult {
-    let out = read(ctx, args, Arity::AtLeast(3), parse_ranks, |td, rs, c| {
-        let mut out = Vec::with_capacity(rs.len());
-        td.by_ranks(&rs, reverse, &mut out, c);
-        out
-    })?;
-    reply_doubles(ctx, &out);
-    Ok(())
+    read(ctx, args, Arity::AtLeast(3), parse_ranks, |td, rs, c| {
+        ctx.reply_array(rs.len());
+        td.by_ranks(&rs, reverse, &mut Emit(|v| ctx.reply_double(v)), c);
+    })
 }
 
 pub fn byrank(ctx: &Ctx, args: &[RStr]) -> CmdResult {
@@ -340,15 +323,13 @@ pub fn byrevrank(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 pub fn trimmed_mean(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    let v = read(
+    read(
         ctx,
         args,
         Arity::Exact(4),
         parse_trimmed_mean,
-        |td, (lo, hi), c| td.trimmed_mean(lo, hi, c),
-    )?;
-    ctx.reply_double(v);
-    Ok(())
+        |td, (lo, hi), c| ctx.reply_double(td.trimmed_mean(lo, hi, c)),
+    )
 }
 
 pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {

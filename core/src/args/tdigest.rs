@@ -70,15 +70,67 @@ pub fn parse_create<A: AsRef<[u8]>>(argv: &[A]) -> Result<i64, ArgError> {
     }
 }
 
+/// Arguments up to this many are parsed on the stack.
+const INLINE: usize = 16;
+
+/// Parsed arguments: a slice, kept on the stack for short commands (no
+/// heap allocation on the hot paths, like the ADD of one value).
+pub struct Parsed<T> {
+    inline: [T; INLINE],
+    len: usize,
+    heap: Vec<T>,
+}
+
+impl<T> std::ops::Deref for Parsed<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        if self.len <= INLINE {
+            self.inline.get(..self.len).unwrap_or_default()
+        } else {
+            &self.heap
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Parsed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: PartialEq> PartialEq for Parsed<T> {
+    fn eq(&self, other: &Parsed<T>) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: PartialEq> PartialEq<Vec<T>> for Parsed<T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        **self == **other
+    }
+}
+
 /// Parses every argument from `argv[2]` with `each`, in order; the first
 /// error wins (§5.0: nothing is computed before all are valid).
-fn all<A: AsRef<[u8]>, T>(
+fn all<A: AsRef<[u8]>, T: Copy + Default>(
     argv: &[A],
     each: impl Fn(&[u8]) -> Result<T, ArgError>,
-) -> Result<Vec<T>, ArgError> {
-    let mut out = Vec::with_capacity(argv.len().saturating_sub(2));
-    for a in argv.iter().skip(2) {
-        out.push(each(a.as_ref())?);
+) -> Result<Parsed<T>, ArgError> {
+    let args = argv.get(2..).unwrap_or_default();
+    let mut out = Parsed {
+        inline: [T::default(); INLINE],
+        len: args.len(),
+        heap: Vec::new(),
+    };
+    if args.len() <= INLINE {
+        for (slot, a) in out.inline.iter_mut().zip(args) {
+            *slot = each(a.as_ref())?;
+        }
+    } else {
+        out.heap.reserve_exact(args.len());
+        for a in args {
+            out.heap.push(each(a.as_ref())?);
+        }
     }
     Ok(out)
 }
@@ -95,32 +147,12 @@ fn add_value(a: &[u8]) -> Result<f64, ArgError> {
 }
 
 /// TDIGEST.ADD values (§5.3).
-pub fn parse_add<A: AsRef<[u8]>>(argv: &[A]) -> Result<Vec<f64>, ArgError> {
+pub fn parse_add<A: AsRef<[u8]>>(argv: &[A]) -> Result<Parsed<f64>, ArgError> {
     all(argv, add_value)
 }
 
-/// Values of up to this many arguments are parsed on the stack.
-const STACK_VALUES: usize = 16;
-
-/// TDIGEST.ADD values handed to `f`: the same as [`parse_add`], without a
-/// heap allocation for short commands (the ADD of one value is the hot path).
-pub fn with_add_values<A: AsRef<[u8]>, R>(
-    argv: &[A],
-    f: impl FnOnce(&[f64]) -> R,
-) -> Result<R, ArgError> {
-    let args = argv.get(2..).unwrap_or_default();
-    if args.len() > STACK_VALUES {
-        return Ok(f(&parse_add(argv)?));
-    }
-    let mut values = [0.0; STACK_VALUES];
-    for (v, a) in values.iter_mut().zip(args) {
-        *v = add_value(a.as_ref())?;
-    }
-    Ok(f(values.get(..args.len()).unwrap_or_default()))
-}
-
 /// TDIGEST.QUANTILE fractions (§5.6): each in [0, 1].
-pub fn parse_quantiles<A: AsRef<[u8]>>(argv: &[A]) -> Result<Vec<f64>, ArgError> {
+pub fn parse_quantiles<A: AsRef<[u8]>>(argv: &[A]) -> Result<Parsed<f64>, ArgError> {
     all(argv, |a| {
         let q = parse_f64(a).ok_or(ArgError::Reply("ERR T-Digest: error parsing quantile"))?;
         if !(0.0..=1.0).contains(&q) {
@@ -131,21 +163,21 @@ pub fn parse_quantiles<A: AsRef<[u8]>>(argv: &[A]) -> Result<Vec<f64>, ArgError>
 }
 
 /// TDIGEST.CDF values (§5.7): any double, infinities included.
-pub fn parse_cdf<A: AsRef<[u8]>>(argv: &[A]) -> Result<Vec<f64>, ArgError> {
+pub fn parse_cdf<A: AsRef<[u8]>>(argv: &[A]) -> Result<Parsed<f64>, ArgError> {
     all(argv, |a| {
         parse_f64(a).ok_or(ArgError::Reply("ERR T-Digest: error parsing cdf"))
     })
 }
 
 /// TDIGEST.RANK / REVRANK values (§5.9).
-pub fn parse_rank_values<A: AsRef<[u8]>>(argv: &[A]) -> Result<Vec<f64>, ArgError> {
+pub fn parse_rank_values<A: AsRef<[u8]>>(argv: &[A]) -> Result<Parsed<f64>, ArgError> {
     all(argv, |a| {
         parse_f64(a).ok_or(ArgError::Reply("ERR T-Digest: error parsing value"))
     })
 }
 
 /// TDIGEST.BYRANK / BYREVRANK ranks (§5.10): non-negative integers.
-pub fn parse_ranks<A: AsRef<[u8]>>(argv: &[A]) -> Result<Vec<i64>, ArgError> {
+pub fn parse_ranks<A: AsRef<[u8]>>(argv: &[A]) -> Result<Parsed<i64>, ArgError> {
     all(argv, |a| {
         let r = parse_i64(a).ok_or(ArgError::Reply("ERR T-Digest: error parsing rank"))?;
         if r < 0 {
@@ -274,7 +306,7 @@ mod tests {
     #[test]
     fn values_are_checked_in_order() {
         assert_eq!(
-            parse_add(&["A", "k", "1", "0x10", "-0.0"]),
+            parse_add(&["A", "k", "1", "0x10", "-0.0"]).map(|p| p.to_vec()),
             Ok(vec![1.0, 16.0, -0.0])
         );
         assert_eq!(
@@ -290,7 +322,7 @@ mod tests {
             Err(r("ERR T-Digest: quantile should be in [0,1]"))
         );
         assert_eq!(
-            parse_cdf(&["C", "k", "inf", "-inf"]),
+            parse_cdf(&["C", "k", "inf", "-inf"]).map(|p| p.to_vec()),
             Ok(vec![f64::INFINITY, f64::NEG_INFINITY])
         );
         assert_eq!(

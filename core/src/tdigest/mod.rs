@@ -14,7 +14,7 @@ mod sort;
 #[cfg(test)]
 mod tests;
 
-pub use query::Compressions;
+pub use query::{Compressions, Emit};
 pub use rdb::{LoadError, ENCODING_VERSION};
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -8,6 +8,15 @@ use super::{c_i64, Compressed, TDigest};
 /// The "no data" NaN: positive (RedisBloom returns the `NAN` constant).
 const NO_DATA: f64 = f64::NAN;
 
+/// Hands each result to a function (a reply) as it is computed.
+pub struct Emit<F>(pub F);
+
+impl<T, F: FnMut(T)> Extend<T> for Emit<F> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        items.into_iter().for_each(&mut self.0);
+    }
+}
+
 /// Counts the compressions of one command that changed the digest.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Compressions(pub usize);
@@ -280,7 +289,7 @@ impl TDigest {
 
     /// TDIGEST.QUANTILE (§4.7): every q in [0, 1]. One compression and one
     /// walk per maximal non-decreasing run of `qs`.
-    pub fn quantiles(&mut self, qs: &[f64], out: &mut Vec<f64>, c: &mut Compressions) {
+    pub fn quantiles(&mut self, qs: &[f64], out: &mut impl Extend<f64>, c: &mut Compressions) {
         let mut start = 0;
         while start < qs.len() {
             let mut end = start + 1;
@@ -342,7 +351,7 @@ impl TDigest {
         &mut self,
         values: &[f64],
         reverse: bool,
-        out: &mut Vec<i64>,
+        out: &mut impl Extend<i64>,
         c: &mut Compressions,
     ) {
         let size = self.size() as f64;
@@ -370,7 +379,7 @@ impl TDigest {
                     half_round_down(p)
                 }
             };
-            out.push(c_i64(r));
+            out.extend(Some(c_i64(r)));
         }
     }
 
@@ -379,7 +388,7 @@ impl TDigest {
         &mut self,
         ranks: &[i64],
         reverse: bool,
-        out: &mut Vec<f64>,
+        out: &mut impl Extend<f64>,
         c: &mut Compressions,
     ) {
         let size = self.size() as f64;
@@ -404,7 +413,7 @@ impl TDigest {
                 let rr = if reverse { (size - r) - 1.0 } else { r };
                 self.quantile(rr / size, c)
             };
-            out.push(v);
+            out.extend(Some(v));
         }
     }
 
