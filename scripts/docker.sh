@@ -108,7 +108,7 @@ start_daemon() {
 }
 
 stop_daemon() {
-  [ -f "$PIDFILE" ] || { cleanup; return; }
+  [ -f "$PIDFILE" ] || return 0 # not started here: nothing of ours to clean
   local pid; pid=$(cat "$PIDFILE")
   if kill -TERM "$pid" 2>/dev/null; then
     local deadline=$((SECONDS + 30))
