@@ -45,13 +45,6 @@ fn sync(master: &mut Conn, replica: &mut Conn) {
     }
 }
 
-fn config_set(c: &mut Conn, name: &str, value: &str) {
-    if c.cmd(&["CONFIG", "SET", name, value]) != ok() {
-        let r = c.cmd(&["CONFIG", "SET", &format!("bf.{name}"), value]);
-        assert_eq!(r, ok(), "CONFIG SET {name} {value}");
-    }
-}
-
 fn sync_full(master: &mut Conn) -> i64 {
     info_field(master, "stats", "sync_full")
         .expect("sync_full")
@@ -215,12 +208,18 @@ fn replica_is_identical_after_every_write_command() {
 
 /// RedisBloom 2.8.2 and rsbloom on the two ends of one replication link.
 fn cross(master_module: Module, replica_module: Module) {
+    for flavor in flavors() {
+        cross_on(flavor, master_module, replica_module);
+    }
+}
+
+fn cross_on(flavor: Flavor, master_module: Module, replica_module: Module) {
     let seed = common::stream::seed();
     println!(
-        "cross replication {master_module:?} -> {replica_module:?}: seed {seed} (RSBLOOM_OPS_SEED={seed})"
+        "cross replication {master_module:?} -> {replica_module:?} on {flavor:?}: seed {seed} (RSBLOOM_OPS_SEED={seed})"
     );
-    let master = start(Flavor::Redis, master_module, None);
-    let mut replica = start(Flavor::Redis, replica_module, Some(master.port));
+    let master = start(flavor, master_module, None);
+    let mut replica = start(flavor, replica_module, Some(master.port));
     let mut mc = master.conn();
     let mut rc = replica.conn();
     wait_link_up(&mut rc);
@@ -229,7 +228,7 @@ fn cross(master_module: Module, replica_module: Module) {
     assert_coverage(&stream, true);
     assert_growth(&mut mc);
     sync(&mut mc, &mut rc);
-    let what = format!("{master_module:?} -> {replica_module:?}");
+    let what = format!("{master_module:?} -> {replica_module:?} on {flavor:?}");
     check_identical(&mut mc, &mut rc, false, &what);
 
     // Full resync: the RDB written by one module, loaded by the other.

@@ -13,7 +13,7 @@ pub mod stream;
 
 pub use filters::Fam;
 pub use resp::{Conn, Reply};
-pub use server::{flavors, Flavor, Module, Server};
+pub use server::{all_flavors, flavors, Flavor, Module, Server};
 
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
