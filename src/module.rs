@@ -8,6 +8,7 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use crate::family::Family;
 use crate::ffi::command::register;
 use crate::ffi::context::log;
+use crate::ffi::slot_migration::{self, Interface as SlotMigration};
 use crate::ffi::{api, RStr};
 use crate::{bloom, config, cuckoo};
 
@@ -57,6 +58,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
 struct Capabilities {
     acl_categories: bool,
     unprefixed_configs: bool,
+    slot_migration: Option<SlotMigration>,
 }
 
 fn detect(version: c_int) -> Capabilities {
@@ -71,18 +73,20 @@ fn detect(version: c_int) -> Capabilities {
     Capabilities {
         acl_categories: acl,
         unprefixed_configs: version >= 0x0008_0000,
+        slot_migration: slot_migration::detect(),
     }
 }
 
 fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
     api::check_required().map_err(|name| format!("server lacks required API {name}"))?;
-    rm!(RedisModule_SetModuleOptions(
-        ctx,
-        raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int
-    ));
     config::apply_load_args(args)?;
     let version = rm!(RedisModule_GetServerVersion());
     let caps = detect(version);
+    let asm = caps.slot_migration.map_or(0, SlotMigration::option);
+    rm!(RedisModule_SetModuleOptions(
+        ctx,
+        raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int | asm
+    ));
 
     for family in FAMILIES {
         (family.create_type)(ctx)?;
@@ -107,6 +111,18 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
             ctx,
             "notice",
             "rsbloom: server has no unprefixed module configs; configs are named bf.<name>",
+        );
+    }
+    if let Some(asm) = caps.slot_migration {
+        let logged = if asm.subscribe(ctx) {
+            ""
+        } else {
+            " (its events are not logged)"
+        };
+        log(
+            ctx,
+            "notice",
+            &format!("rsbloom: atomic slot migration supported ({asm:?}){logged}"),
         );
     }
     log(
