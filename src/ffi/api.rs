@@ -84,6 +84,7 @@ required!(
     RedisModule_ReplicateVerbatim,
     RedisModule_NotifyKeyspaceEvent,
     RedisModule_GetContextFlags,
+    RedisModule_AvoidReplicaTraffic,
     RedisModule_SaveUnsigned,
     RedisModule_LoadUnsigned,
     RedisModule_SaveDouble,

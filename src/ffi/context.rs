@@ -158,6 +158,17 @@ impl Ctx {
         }
     }
 
+    /// Whether the server pauses replication traffic (CLIENT PAUSE WRITE, a
+    /// failover, the hand-over of an atomic slot migration) for a command
+    /// that did not come from the master: propagating a write then aborts
+    /// the server (an assertion in its propagation). Only commands flagged
+    /// readonly run then, and CF.COMPACT is one that writes.
+    pub fn replication_paused(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr));
+        let replicated = flags & raw::REDISMODULE_CTX_FLAGS_REPLICATED as c_int != 0;
+        !replicated && rm!(RedisModule_AvoidReplicaTraffic()) != 0
+    }
+
     pub fn log_warning(&self, msg: &str) {
         log(self.ptr, "warning", msg);
     }
