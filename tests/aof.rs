@@ -40,16 +40,14 @@ fn plain_server(flavor: Flavor) -> Server {
 }
 
 fn wait_rewrite_done(c: &mut Conn) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    wait::until("the AOF rewrite to finish", wait::STATE, || {
         let busy = info_field(c, "persistence", "aof_rewrite_in_progress");
         let sched = info_field(c, "persistence", "aof_rewrite_scheduled");
-        if busy.as_deref() == Some("0") && sched.as_deref() == Some("0") {
-            break;
+        match (busy.as_deref(), sched.as_deref()) {
+            (Some("0"), Some("0")) => Ok(()),
+            _ => Err(format!("in progress {busy:?}, scheduled {sched:?}")),
         }
-        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    });
     assert_eq!(
         info_field(c, "persistence", "aof_last_bgrewrite_status").as_deref(),
         Some("ok")
@@ -259,11 +257,16 @@ fn kill_mid_stream(flavor: Flavor, preamble: &str, seed: u64) {
         std::thread::spawn(move || pipeline_until_dead(port, cmds, progress, hold))
     };
     let wait_for = |n: usize| {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while progress.load(Ordering::SeqCst) < n {
-            assert!(Instant::now() < deadline, "{what}: stream stalled");
-            std::thread::sleep(Duration::from_micros(200));
-        }
+        let every = Duration::from_micros(200);
+        wait::until_every(
+            &format!("{what}: {n} replies"),
+            wait::STATE,
+            every,
+            || match progress.load(Ordering::SeqCst) {
+                done if done >= n => Ok(()),
+                done => Err(format!("{done} replies")),
+            },
+        );
     };
     // A rewrite while the stream runs: the AOF then is a base (RDB or
     // LOADCHUNK commands) plus an increment. The stream may not pass the

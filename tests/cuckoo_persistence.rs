@@ -4,7 +4,6 @@
 mod common;
 use common::filters::{snapshot, Snapshot};
 use common::*;
-use std::time::Duration;
 
 const KEYS: [&str; 7] = [
     "grown",
@@ -124,7 +123,7 @@ fn aof_rewrite_without_preamble() {
         let before = snapshots(&mut c);
         let r = line(&mut c, "BGREWRITEAOF");
         assert!(matches!(r, Reply::Simple(_)), "{r:?}");
-        info::wait_for(&mut c, "persistence", Duration::from_secs(30), |i| {
+        info::wait_for(&mut c, "persistence", wait::STATE, |i| {
             i.contains("aof_rewrite_in_progress:0") && i.contains("aof_rewrite_scheduled:0")
         });
         // The rewrite really is made of CF.LOADCHUNK commands.

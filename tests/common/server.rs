@@ -9,8 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::info;
 use super::resp::{Conn, Reply};
+use super::{info, wait};
 
 /// The server matrix: the oldest supported and the newest line of each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -433,12 +433,9 @@ impl Server {
             .arg("127.0.0.1")
             .arg(&self.port.to_string())
             .start();
-        info::wait_for(
-            &mut replica.conn(),
-            "replication",
-            Duration::from_secs(10),
-            |i| i.contains("master_link_status:up"),
-        );
+        info::wait_for(&mut replica.conn(), "replication", wait::STATE, |i| {
+            i.contains("master_link_status:up")
+        });
         replica
     }
 
@@ -492,16 +489,17 @@ impl Server {
                 )
             });
             self.child = Some(child);
-            if self.wait_ready() {
-                return;
-            }
+            let why = match self.wait_ready() {
+                Ok(()) => return,
+                Err(why) => why,
+            };
             let log = self.log();
             self.kill();
             // Lost the port to another process: try another one.
             let port_taken =
                 log.contains("Address already in use") || !log.contains("Ready to accept");
             if !port_taken || attempt == 4 {
-                panic!("server failed to start:\n{log}");
+                panic!("server failed to start ({why}):\n{log}");
             }
         }
     }
@@ -509,36 +507,39 @@ impl Server {
     /// Ready when the server on our port answers and is our child: a
     /// port released by `free_port` can be taken by another test's server
     /// before ours binds it, and talking to that one would be a silent mix-up.
-    fn wait_ready(&mut self) -> bool {
+    /// `Err` says what was seen instead.
+    fn wait_ready(&mut self) -> Result<(), String> {
         let Some(pid) = self.child.as_ref().map(Child::id) else {
-            return false;
+            return Err("no process".into());
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
-                return false;
+        let port = self.port;
+        let child = &mut self.child;
+        let every = Duration::from_millis(20);
+        wait::poll("the server to be ready", wait::STATE, every, || {
+            if let Some(Ok(Some(status))) = child.as_mut().map(|c| c.try_wait()) {
+                return Ok(Err(format!("exited: {status}")));
             }
             // INFO answers while the dataset loads: ready means ours and loaded
             // (and PING, refused while loading, agrees: a CI run once saw
             // -LOADING right after INFO said loading:0).
             // A reset probe (a server exiting on this port) just means not yet.
-            let Ok(mut probe) = Conn::connect(self.port) else {
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
+            let mut probe = Conn::connect(port).map_err(|e| format!("connect: {e}"))?;
+            let info = match probe.try_cmd(&["INFO"]) {
+                Some(Reply::Bulk(info)) => String::from_utf8_lossy(&info).into_owned(),
+                other => return Err(format!("INFO answered {other:?}")),
             };
-            if let Some(Reply::Bulk(info)) = probe.try_cmd(&["INFO"]) {
-                let info = String::from_utf8_lossy(&info);
-                if !info.contains(&format!("process_id:{pid}\r")) {
-                    return false;
-                }
-                let pong = Some(Reply::Simple("PONG".into()));
-                if info.contains("loading:0\r") && probe.try_cmd(&["PING"]) == pong {
-                    return true;
-                }
+            if !info.contains(&format!("process_id:{pid}\r")) {
+                return Ok(Err(format!("another server answers on port {port}")));
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
+            let pong = Some(Reply::Simple("PONG".into()));
+            match probe.try_cmd(&["PING"]) {
+                r if info.contains("loading:0\r") && r == pong => Ok(Ok(())),
+                r => Err(format!(
+                    "loading:{} PING {r:?}",
+                    info::find(&info, "loading").unwrap_or("?")
+                )),
+            }
+        })?
     }
 
     fn kill(&mut self) {
