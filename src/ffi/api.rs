@@ -82,6 +82,7 @@ required!(
     RedisModule_ReplyWithMap,
     RedisModule_ReplyWithStringBuffer,
     RedisModule_ReplicateVerbatim,
+    RedisModule_Replicate,
     RedisModule_NotifyKeyspaceEvent,
     RedisModule_GetContextFlags,
     RedisModule_AvoidReplicaTraffic,

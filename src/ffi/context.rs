@@ -148,6 +148,29 @@ impl Ctx {
     /// (class `d`, module events; off unless notify-keyspace-events has it).
     pub fn propagate(&self) {
         rm!(RedisModule_ReplicateVerbatim(self.ptr));
+        self.notify();
+    }
+
+    /// Like [`propagate`](Self::propagate), but replicates `args` (command
+    /// name first) instead of the command as received.
+    pub fn propagate_as(&self, args: &[&RStr]) {
+        let Some((name, rest)) = args.split_first() else {
+            return;
+        };
+        // A command name the server looked up: no NUL inside.
+        let name = CString::new(name.as_ref()).unwrap_or_default();
+        let argv: Vec<*mut raw::RedisModuleString> = rest.iter().map(|a| a.as_ptr()).collect();
+        rm!(RedisModule_Replicate(
+            self.ptr,
+            name.as_ptr(),
+            c"v".as_ptr(),
+            argv.as_ptr(),
+            argv.len()
+        ));
+        self.notify();
+    }
+
+    fn notify(&self) {
         if !self.key.is_null() {
             rm!(RedisModule_NotifyKeyspaceEvent(
                 self.ptr,
