@@ -1,5 +1,6 @@
 //! Module identity, capability degradation and configs on every server flavor.
 mod common;
+use common::info;
 use common::*;
 
 /// Names of the loaded modules other than the server's own static ones
@@ -117,5 +118,42 @@ fn acl_categories_where_the_server_supports_them() {
             assert!(!has);
             assert!(s.log().contains("server has no module ACL categories"));
         }
+    }
+}
+
+/// Doubles are parsed as the server's own parser does (RedisBloom uses it):
+/// hexadecimal floats are numbers for C strtod (Redis, Valkey 8.0), not for
+/// Valkey ≥ 8.1's fast_float.
+#[test]
+fn double_syntax_follows_the_server() {
+    for flavor in all_flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        // ZADD scores go through the server's double parser.
+        let server_reads_hex = !c.cmd(&["ZADD", "z", "0x1p-7", "m"]).is_error();
+        let r = c.cmd(&["BF.RESERVE", "b", "0x1p-7", "100"]);
+        if server_reads_hex {
+            assert_eq!(r, ok(), "{flavor:?}");
+        } else {
+            assert_eq!(r, err("ERR bad error rate"), "{flavor:?}");
+        }
+        assert_eq!(flavor == Flavor::Valkey9, !server_reads_hex, "{flavor:?}");
+    }
+}
+
+/// Atomic slot migration is declared exactly where the server has it.
+#[test]
+fn atomic_slot_migration_declared_where_offered() {
+    for flavor in all_flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let modules = info::text(&mut s.conn(), "modules");
+        let bf = modules
+            .lines()
+            .find(|l| l.starts_with("module:name=bf,"))
+            .unwrap_or_else(|| panic!("{flavor:?}: {modules}"));
+        let declared = bf.contains("handle-atomic-slot-migration");
+        assert_eq!(declared, flavor.atomic_slot_migration(), "{flavor:?}: {bf}");
+        let logged = s.log().contains("rsbloom: atomic slot migration supported");
+        assert_eq!(logged, declared, "{flavor:?}");
     }
 }

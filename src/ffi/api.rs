@@ -65,6 +65,7 @@ required!(
     RedisModule_LogIOError,
     RedisModule_StringPtrLen,
     RedisModule_CreateString,
+    RedisModule_StringToDouble,
     RedisModule_FreeString,
     RedisModule_OpenKey,
     RedisModule_CloseKey,
