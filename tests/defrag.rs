@@ -96,16 +96,8 @@ fn filters_answer_the_same_after_active_defrag() {
                 h => Err(format!("active_defrag_hits {h} (was {start})")),
             }
         });
-        // Let the cycle finish its pass over the keyspace.
-        wait::until_every(
-            "the defrag cycle to end",
-            wait::STATE,
-            every,
-            || match info_field(&mut c, "memory", "active_defrag_running").as_deref() {
-                Some("0") => Ok(()),
-                other => Err(format!("active_defrag_running {other:?}")),
-            },
-        );
+        // (A cycle may never end while fragmentation stays above the
+        // threshold, as on Valkey 9: moved values are what the test needs.)
         assert_eq!(c.cmd(&["CONFIG", "SET", "activedefrag", "no"]), ok());
         println!("{flavor:?} ({allocator}): active_defrag_hits {start} -> {end}");
 
