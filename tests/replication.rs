@@ -15,7 +15,10 @@ const STREAM_LEN: usize = 2500;
 fn start(flavor: Flavor, module: Module, master: Option<u16>) -> Server {
     let mut b = Server::builder(flavor, module)
         .module_arg(MODULE_ARGS[0])
-        .module_arg(MODULE_ARGS[1]);
+        .module_arg(MODULE_ARGS[1])
+        // Replicas sync at once instead of after the default 5 s.
+        .arg("--repl-diskless-sync-delay")
+        .arg("0");
     if let Some(port) = master {
         b = b.arg("--replicaof").arg("127.0.0.1").arg(&port.to_string());
     }
@@ -261,4 +264,48 @@ fn rsbloom_replica_of_a_redisbloom_master() {
 #[test]
 fn redisbloom_replica_of_an_rsbloom_master() {
     cross(Module::Rsbloom, Module::Reference);
+}
+
+/// CF.COMPACT keeps RedisBloom's readonly flag, so servers run it while
+/// writes are paused (CLIENT PAUSE WRITE, failover, the hand-over of an
+/// atomic slot migration), when nothing may be replicated: it must neither
+/// abort the server (it did, on the propagation assertion) nor make the
+/// replica diverge. It compacts once writes resume.
+#[test]
+fn cf_compact_while_writes_are_paused() {
+    for flavor in all_flavors() {
+        let master = start(flavor, Module::Rsbloom, None);
+        let replica = start(flavor, Module::Rsbloom, Some(master.port));
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        wait_link_up(&mut rc);
+        // Four sub-filters (this server allows 4 expansions), then deletions
+        // that leave the newest ones nearly empty.
+        assert_eq!(mc.cmd(&["CF.RESERVE", "c", "16", "EXPANSION", "1"]), ok());
+        for i in 0..30 {
+            assert_eq!(mc.cmd(&["CF.ADD", "c", &format!("i{i}")]), int(1));
+        }
+        for i in 0..22 {
+            assert_eq!(mc.cmd(&["CF.DEL", "c", &format!("i{i}")]), int(1));
+        }
+        sync(&mut mc, &mut rc);
+        let digest = |c: &mut Conn| c.cmd(&["DEBUG", "DIGEST-VALUE", "c"]);
+        let before = digest(&mut mc);
+        assert_eq!(mc.cmd(&["CLIENT", "PAUSE", "60000", "WRITE"]), ok());
+        assert_eq!(mc.cmd(&["CF.COMPACT", "c"]), ok(), "{flavor:?}");
+        assert_eq!(mc.cmd(&["PING"]), simple("PONG"), "{flavor:?}");
+        assert_eq!(
+            digest(&mut mc),
+            before,
+            "{flavor:?}: compacted while paused"
+        );
+        assert_eq!(mc.cmd(&["CLIENT", "UNPAUSE"]), ok());
+        assert_eq!(mc.cmd(&["CF.COMPACT", "c"]), ok());
+        let after = digest(&mut mc);
+        assert_ne!(after, before, "{flavor:?}: nothing compacted");
+        sync(&mut mc, &mut rc);
+        assert_eq!(digest(&mut rc), after, "{flavor:?}: replica");
+        for i in 22..30 {
+            assert_eq!(mc.cmd(&["CF.EXISTS", "c", &format!("i{i}")]), int(1));
+        }
+    }
 }
