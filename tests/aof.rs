@@ -343,7 +343,7 @@ fn kill_mid_stream(flavor: Flavor, preamble: &str, seed: u64) {
 fn acknowledged_writes_survive_sigkill() {
     let seed = common::stream::seed();
     println!("aof seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         for preamble in ["yes", "no"] {
             kill_mid_stream(flavor, preamble, seed);
         }
@@ -352,7 +352,7 @@ fn acknowledged_writes_survive_sigkill() {
 
 #[test]
 fn rewrite_of_filters_over_16_mib_restores_exactly() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut server = aof_server(flavor, "no", "everysec");
         let mut c = server.conn();
         // 10M entries at 1e-4: one ~24 MiB link; 2^25 one-byte buckets:

@@ -25,7 +25,7 @@ fn populate(c: &mut Conn) {
 
 #[test]
 fn copy_makes_an_independent_identical_filter() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
@@ -53,7 +53,7 @@ fn copy_makes_an_independent_identical_filter() {
 
 #[test]
 fn debug_digest_tracks_content() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
@@ -146,7 +146,7 @@ fn unlink_of_a_1gib_filter_frees_in_the_background() {
 
 #[test]
 fn info_section_counts_keys_memory_and_commands() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         let field = |c: &mut Conn, name: &str| info::field(c, "bf", name);
@@ -194,7 +194,7 @@ fn info_section_counts_keys_memory_and_commands() {
 
 #[test]
 fn every_write_fires_a_module_keyspace_event() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         let mut sub = s.conn();
@@ -277,7 +277,7 @@ fn huge_pages_setting_backs_large_filters_and_changes_nothing_else() {
             thp.trim()
         );
     }
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         let get = |c: &mut Conn| c.cmd(&["CONFIG", "GET", "bf.huge-pages"]);

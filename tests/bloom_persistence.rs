@@ -73,7 +73,7 @@ fn check_type_and_memory(c: &mut Conn, keys: &[&str]) {
 
 #[test]
 fn debug_reload_and_restore_keep_every_filter() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         let keys = populate(&mut c);
@@ -116,7 +116,7 @@ fn wait_for_aof_rewrite(c: &mut Conn) {
 
 #[test]
 fn aof_rewrite_without_preamble_restores_every_filter() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::builder(flavor, Module::Rsbloom)
             .aof_without_preamble()
             .start();

@@ -75,7 +75,7 @@ fn snapshots(c: &mut Conn) -> Vec<Snapshot> {
 
 #[test]
 fn rdb_debug_reload_and_restart() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
@@ -95,7 +95,7 @@ fn rdb_debug_reload_and_restart() {
 
 #[test]
 fn dump_restore_round_trip() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
@@ -114,7 +114,7 @@ fn dump_restore_round_trip() {
 
 #[test]
 fn aof_rewrite_without_preamble() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::builder(flavor, Module::Rsbloom)
             .aof_without_preamble()
             .start();

@@ -66,7 +66,7 @@ fn enable(c: &mut Conn) -> Reply {
 fn filters_answer_the_same_after_active_defrag() {
     let require = std::env::var("RSBLOOM_REQUIRE_DEFRAG").is_ok_and(|v| v == "1");
     let mut exercised = false;
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         let allocator = info_field(&mut c, "memory", "mem_allocator").unwrap_or_default();

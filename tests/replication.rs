@@ -137,7 +137,7 @@ fn check_identical(master: &mut Conn, replica: &mut Conn, digests: bool, what: &
 fn replica_is_identical_after_every_write_command() {
     let seed = common::stream::seed();
     println!("replication seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let t0 = Instant::now();
         let master = start(flavor, Module::Rsbloom, None);
         let mut replica = start(flavor, Module::Rsbloom, Some(master.port));
