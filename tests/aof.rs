@@ -81,9 +81,18 @@ fn pipeline_until_dead(
         written: 0,
     };
     for (i, batch) in cmds.chunks(20).enumerate() {
-        while i * 20 >= hold.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_micros(100));
-        }
+        // The test raises `hold` after waits of its own (each up to
+        // wait::STATE): this deadline only ends a writer left behind.
+        let every = Duration::from_micros(100);
+        wait::until_every(
+            "the test to release the stream",
+            wait::STATE * 3,
+            every,
+            || match hold.load(Ordering::SeqCst) {
+                h if i * 20 < h => Ok(()),
+                h => Err(format!("held at {h}, batch starts at {}", i * 20)),
+            },
+        );
         let mut buf = Vec::new();
         for c in batch {
             encode_into(&mut buf, c);

@@ -3,8 +3,9 @@
 //!
 //! Valkey ≥ 9 (`CLUSTER MIGRATESLOTS`, `cluster_migrateslots.c`) moves the
 //! keys of a slot range without MIGRATE: the source forks and sends the
-//! target the AOF-rewrite form of each key (for our types the LOADCHUNK
-//! commands of `datatype::aof_rewrite`), then forwards the writes it keeps
+//! target the AOF-rewrite form of each key (`datatype::aof_rewrite`:
+//! LOADCHUNK commands, or RESTORE of the DUMP for types without LOADCHUNK;
+//! same server version on both ends), then forwards the writes it keeps
 //! executing on those slots (what `ReplicateVerbatim` propagates), pauses
 //! writes and hands the slots over. The target executes all of it on a
 //! replicated client; the imported keys stay invisible to other clients
