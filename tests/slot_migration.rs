@@ -130,7 +130,9 @@ fn filters(tags: &[String]) -> Vec<Filter> {
         fam: Fam::Cf,
     });
     let t = &tags[1];
-    // ≈ 45.7 MiB and 32 MiB: header plus three and two LOADCHUNK commands.
+    // 49 MiB and 32 MiB: a header and four, resp. two, 16 MiB LOADCHUNKs
+    // (the Cuckoo filter grows 32 MiB sub-filters as the writer adds
+    // duplicates).
     let key = format!("{t}:bf-big");
     out.push(Filter {
         create: sargs(&["BF.RESERVE", &key, "0.0001", "20000000"]),
@@ -364,6 +366,14 @@ fn migration_test(flavor: Flavor) {
         0,
         "the aborted import dropped on the replica",
     );
+    for node in [target, target_replica] {
+        let mut c = Conn::connect(node).expect("connect");
+        let bytes = [
+            bf_info(&mut c, "bf_bloom_memory"),
+            bf_info(&mut c, "bf_cuckoo_memory"),
+        ];
+        assert_eq!(bytes, [0, 0], "{node}: bytes of the dropped import");
+    }
     assert_same(&before, &snapshot(&mut src, true), "source after the abort");
     assert_eq!(dst.cmd(&["DBSIZE"]), int(0));
     assert_eq!(
@@ -411,6 +421,7 @@ fn migration_test(flavor: Flavor) {
     };
     writes_reach(WRITES_AROUND);
     let known = [job_names(source), job_names(target)].concat();
+    let moving = bf_info(&mut src, "bf_bloom_memory") + bf_info(&mut src, "bf_cuckoo_memory");
     let started = Instant::now();
     migrate(&mut src, &target_id);
     wait_job(source, "EXPORT", &known, &["success"]);
@@ -525,8 +536,9 @@ fn migration_test(flavor: Flavor) {
         n.check_log();
     }
     eprintln!(
-        "{flavor:?}: migrated {} filters ({bf_n} Bloom, {cf_n} Cuckoo, {bytes} bytes) in {took:?} \
-         with {during} writes during the migration ({} in all); test took {:?}",
+        "{flavor:?}: migrated {} filters ({bf_n} Bloom, {cf_n} Cuckoo; source {moving} bytes \
+         with bystanders at the start, target {bytes} bytes after) in {took:?} with {during} \
+         writes during the migration ({} in all); test took {:?}",
         set.len(),
         log.len(),
         t0.elapsed()
