@@ -17,12 +17,15 @@ build:
 run: build
 	redis-server redis.conf.example
 
-## Unit, property and integration tests (redis-server and valkey-server, and
-## the reference RedisBloom as differential oracle), and the Docker images of
-## both servers in containers (tests/container.rs: a failed build or daemon
-## start is reported there).
+## Unit, property and integration tests on Redis 7.0 and 8.x, Valkey 8.0 and
+## 9.x (README "Server matrix"), with the reference RedisBloom as
+## differential oracle; RSBLOOM_SERVERS=redis7,valkey9 etc. runs every test
+## on just those servers. Also the Docker images of both servers in
+## containers (tests/container.rs: a failed build or daemon start is
+## reported there).
 test:
 	scripts/ensure-deps.sh test
+	@scripts/servers.sh
 	$(CARGO) build --release
 	export DOCKER_HOST=$$(scripts/docker.sh host); \
 	  for s in redis valkey; do scripts/docker.sh build $$s; done; \

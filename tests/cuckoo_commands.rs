@@ -38,7 +38,7 @@ fn hex(b: &[u8]) -> String {
 
 /// Runs `f` on a fresh server of every flavor, once per protocol.
 fn each(f: impl Fn(&mut Conn, bool)) {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         for resp3 in [false, true] {
             let s = Server::start(flavor, Module::Rsbloom);
             let mut c = if resp3 { s.conn3() } else { s.conn() };
@@ -715,7 +715,7 @@ fn scandump_positions_and_errors() {
 
 #[test]
 fn scandump_of_a_large_sub_filter_is_chunked() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         // One 64 MiB sub-filter (docs/cuckoo.md §14, verified positions).
@@ -857,7 +857,7 @@ fn repl_offset(c: &mut Conn) -> i64 {
 
 #[test]
 fn replication_follows_the_command_table() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let master = Server::builder(flavor, Module::Rsbloom)
             .arg("--repl-ping-replica-period")
             .arg("3600")

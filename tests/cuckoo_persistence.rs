@@ -4,7 +4,6 @@
 mod common;
 use common::filters::{snapshot, Snapshot};
 use common::*;
-use std::time::Duration;
 
 const KEYS: [&str; 7] = [
     "grown",
@@ -76,7 +75,7 @@ fn snapshots(c: &mut Conn) -> Vec<Snapshot> {
 
 #[test]
 fn rdb_debug_reload_and_restart() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
@@ -96,7 +95,7 @@ fn rdb_debug_reload_and_restart() {
 
 #[test]
 fn dump_restore_round_trip() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
@@ -115,7 +114,7 @@ fn dump_restore_round_trip() {
 
 #[test]
 fn aof_rewrite_without_preamble() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::builder(flavor, Module::Rsbloom)
             .aof_without_preamble()
             .start();
@@ -124,7 +123,7 @@ fn aof_rewrite_without_preamble() {
         let before = snapshots(&mut c);
         let r = line(&mut c, "BGREWRITEAOF");
         assert!(matches!(r, Reply::Simple(_)), "{r:?}");
-        info::wait_for(&mut c, "persistence", Duration::from_secs(30), |i| {
+        info::wait_for(&mut c, "persistence", wait::STATE, |i| {
             i.contains("aof_rewrite_in_progress:0") && i.contains("aof_rewrite_scheduled:0")
         });
         // The rewrite really is made of CF.LOADCHUNK commands.

@@ -1189,9 +1189,11 @@ struct Runner {
 }
 
 impl Runner {
-    fn new(fam: Fam, seed: u64) -> Runner {
-        let rs = Side::start(subject_module());
-        let rf = Side::start(Module::Reference);
+    fn new(flavor: Flavor, fam: Fam, seed: u64) -> Runner {
+        // Both on the same server binary: replies are compared byte for byte
+        // (Redis 7.0 and 8 format doubles differently).
+        let rs = Side::start(flavor, subject_module());
+        let rf = Side::start(flavor, Module::Reference);
         let mut r = Runner {
             fam,
             seed,
@@ -1434,18 +1436,24 @@ impl Runner {
 }
 
 fn run_family(fam: Fam) {
+    for flavor in flavors() {
+        run_on(flavor, fam);
+    }
+}
+
+fn run_on(flavor: Flavor, fam: Fam) {
     let seed = seed();
     let n = ops_per_family();
     eprintln!(
-        "differential {fam:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
+        "differential {fam:?} on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
     );
     let start = Instant::now();
-    let mut r = Runner::new(fam, seed);
+    let mut r = Runner::new(flavor, fam, seed);
     r.run(n);
     let summary = r.summary(start.elapsed().as_secs_f64());
     eprintln!("{summary}");
     if r.stats.mismatches > 0 {
-        let path = std::env::temp_dir().join(format!("rsbloom-diff-{fam:?}-{seed}.log"));
+        let path = std::env::temp_dir().join(format!("rsbloom-diff-{fam:?}-{flavor:?}-{seed}.log"));
         let _ = std::fs::write(&path, r.log.join("\n"));
         eprintln!("all mismatches written to {}", path.display());
     }
@@ -1455,7 +1463,7 @@ fn run_family(fam: Fam) {
     );
     assert_eq!(
         r.stats.mismatches, 0,
-        "{fam:?}: {} mismatches (seed {seed})",
+        "{fam:?} on {flavor:?}: {} mismatches (seed {seed})",
         r.stats.mismatches
     );
 }

@@ -50,7 +50,7 @@ fn exists(c: &mut Conn, key: &str) -> i64 {
 
 #[test]
 fn unallocatable_headers_and_reservations_answer_errors() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         // BF.LOADCHUNK header with a 2^50-byte (and a 2^36-byte) link.
@@ -118,7 +118,7 @@ fn unallocatable_headers_and_reservations_answer_errors() {
 
 #[test]
 fn growth_beyond_memory_answers_an_error_and_changes_nothing() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         // Cuckoo: one full 1 MiB sub-filter (1 slot per bucket), expansion
@@ -162,7 +162,7 @@ fn growth_beyond_memory_answers_an_error_and_changes_nothing() {
 
 #[test]
 fn maxmemory_denies_writes_without_partial_effects() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         assert_eq!(c.cmd(&["BF.RESERVE", "bf", "0.01", "1000"]), ok());
@@ -275,7 +275,7 @@ fn crafted_bloom_filter_cannot_make_a_command_slow() {
         .map(|_| bf_link(BYTES, 0, error, 1 << 40))
         .collect();
     let header = bf_header(0, BF_OPTIONS, 2, &links);
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         assert_eq!(c.cmd(&args!["BF.LOADCHUNK", "slow", "1", &header]), ok());

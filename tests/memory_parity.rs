@@ -103,7 +103,13 @@ fn growth(c: &mut Conn, case: &Case) -> i64 {
 
 #[test]
 fn identical_filters_take_identical_used_memory() {
-    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(Flavor::Redis, m));
+    for flavor in flavors() {
+        used_memory_parity(flavor);
+    }
+}
+
+fn used_memory_parity(flavor: Flavor) {
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(flavor, m));
     let mut conns = servers.each_ref().map(Server::conn);
     for c in &mut conns {
         // First use of each type allocates module-wide state once.
@@ -117,7 +123,7 @@ fn identical_filters_take_identical_used_memory() {
         assert!(rs > 0, "{}: no growth measured", case.name);
         if rs != reference && !(case.may_use_less && rs < reference) {
             mismatches.push(format!(
-                "{}: rsbloom {rs}, RedisBloom {reference}",
+                "{flavor:?} {}: rsbloom {rs}, RedisBloom {reference}",
                 case.name
             ));
         }

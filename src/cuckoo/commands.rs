@@ -297,8 +297,13 @@ pub fn compact(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
     let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Cuckoo filter was not found"))?;
-    cf.compact(true);
-    ctx.propagate();
+    // Flagged readonly (as in RedisBloom), so it runs while writes are
+    // paused, when it may not replicate: compaction only changes the
+    // layout, so it is skipped then.
+    if !ctx.replication_paused() {
+        cf.compact(true);
+        ctx.propagate();
+    }
     ctx.reply_ok();
     Ok(())
 }

@@ -45,7 +45,7 @@ impl CuckooFilter {
             .num_items
             .to_le_bytes()
             .into_iter()
-            .chain(self.num_buckets.to_le_bytes())
+            .chain(self.num_buckets().to_le_bytes())
             .chain(self.num_deletes.to_le_bytes())
             .chain(u64::from(self.num_filters()).to_le_bytes())
             .chain(self.bucket_size.to_le_bytes())

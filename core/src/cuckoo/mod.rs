@@ -112,12 +112,15 @@ pub enum InsertOutcome {
 /// A scalable cuckoo filter; field semantics as in docs/cuckoo.md §1.
 #[derive(Debug, PartialEq, Eq)]
 pub struct CuckooFilter {
-    num_buckets: u64,
     num_items: u64,
     num_deletes: u64,
     bucket_size: u16,
     max_iterations: u16,
     expansion: u16,
+    /// log2 of numBuckets (always a power of two): with it the record is
+    /// RedisBloom's 40 bytes, which jemalloc builds with an 8-byte quantum
+    /// (Redis' and Valkey's own) allocate exactly; 48 bytes cost 8 more.
+    bucket_bits: u8,
     /// Oldest first; never empty once constructed.
     /// Exactly as long as the filter (see [`try_push_exact`]).
     filters: Box<[SubFilter]>,
@@ -159,7 +162,8 @@ impl CuckooFilter {
     /// A filter without sub-filters; parameters must already be validated.
     fn empty(num_buckets: u64, bucket_size: u16, max_iterations: u16, expansion: u16) -> Self {
         CuckooFilter {
-            num_buckets,
+            // Validated: a power of two of at most 2^56.
+            bucket_bits: num_buckets.trailing_zeros() as u8,
             num_items: 0,
             num_deletes: 0,
             bucket_size,
@@ -181,7 +185,7 @@ impl CuckooFilter {
         if i == u16::MAX {
             return Err(AllocError);
         }
-        let n = sub_filter_buckets(self.num_buckets, self.expansion, i).ok_or(AllocError)?;
+        let n = sub_filter_buckets(self.num_buckets(), self.expansion, i).ok_or(AllocError)?;
         let bytes = n
             .checked_mul(u64::from(self.bucket_size))
             .ok_or(AllocError)?;
@@ -328,7 +332,7 @@ impl CuckooFilter {
     }
 
     pub fn num_buckets(&self) -> u64 {
-        self.num_buckets
+        1 << self.bucket_bits
     }
 
     pub fn num_items(&self) -> u64 {
@@ -371,7 +375,7 @@ impl CuckooFilter {
         format!(
             "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
             self.bucket_size,
-            self.num_buckets,
+            self.num_buckets(),
             self.num_items,
             self.num_deletes,
             self.num_filters(),
