@@ -103,7 +103,13 @@ fn growth(c: &mut Conn, case: &Case) -> i64 {
 
 #[test]
 fn identical_filters_take_identical_used_memory() {
-    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(Flavor::Redis, m));
+    for flavor in flavors() {
+        used_memory_parity(flavor);
+    }
+}
+
+fn used_memory_parity(flavor: Flavor) {
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(flavor, m));
     let mut conns = servers.each_ref().map(Server::conn);
     for c in &mut conns {
         // First use of each type allocates module-wide state once.
@@ -117,7 +123,7 @@ fn identical_filters_take_identical_used_memory() {
         assert!(rs > 0, "{}: no growth measured", case.name);
         if rs != reference && !(case.may_use_less && rs < reference) {
             mismatches.push(format!(
-                "{}: rsbloom {rs}, RedisBloom {reference}",
+                "{flavor:?} {}: rsbloom {rs}, RedisBloom {reference}",
                 case.name
             ));
         }
@@ -144,7 +150,13 @@ fn size_class(n: i64) -> i64 {
 /// server's allocator: its `used_memory` only grows by the key.)
 #[test]
 fn digests_take_their_record_and_node_arrays() {
-    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(Flavor::Redis, m));
+    for flavor in flavors() {
+        digest_memory(flavor);
+    }
+}
+
+fn digest_memory(flavor: Flavor) {
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(flavor, m));
     let mut conns = servers.each_ref().map(Server::conn);
     let values = |n: usize| {
         let mut a = sargs(&["TDIGEST.ADD", "k"]);
@@ -195,6 +207,6 @@ fn digests_take_their_record_and_node_arrays() {
         let [rs, reference] = conns.each_mut().map(|c| growth(c, case));
         let cap = 6 * compression + 10;
         let digest = size_class(80) + 2 * size_class(8 * cap);
-        assert_eq!(rs, reference + digest, "{}", case.name);
+        assert_eq!(rs, reference + digest, "{flavor:?} {}", case.name);
     }
 }

@@ -266,7 +266,7 @@ fn small_cases_signed_zero_and_nan() {
             &[1.0, 4.0, 6.0, 10.0],
         );
         expect(c, resp3, "TDIGEST.CDF d 0 3.5 5 11", &[0.0, 0.3, 0.45, 1.0]);
-        assert_eq!(line(c, "TDIGEST.ADD d 0x10"), ok());
+        assert_eq!(line(c, "TDIGEST.ADD d 16"), ok());
         expect(
             c,
             resp3,

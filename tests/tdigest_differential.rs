@@ -577,10 +577,12 @@ struct Runner {
 }
 
 impl Runner {
-    fn new(seed: u64) -> Runner {
+    /// Both modules on the same server binary: replies are compared byte
+    /// for byte (servers format doubles differently).
+    fn new(flavor: Flavor, seed: u64) -> Runner {
         let start = |m| {
             Side::from_server(
-                Server::builder(Flavor::Redis, m)
+                Server::builder(flavor, m)
                     .arg("--rdbcompression")
                     .arg("no")
                     .start(),
@@ -771,23 +773,30 @@ impl Runner {
 #[test]
 fn tdigest_random_stream_matches_reference() {
     let seed = env_u64("RSBLOOM_DIFF_SEED").unwrap_or_else(|| u64::from(rand::random::<u32>()));
+    for flavor in flavors() {
+        run_on(flavor, seed);
+    }
+}
+
+fn run_on(flavor: Flavor, seed: u64) {
     let n = env_u64("RSBLOOM_DIFF_OPS").unwrap_or(100_000) as usize;
     eprintln!(
-        "tdigest differential: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
+        "tdigest differential on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
     );
     let t0 = Instant::now();
-    let mut r = Runner::new(seed);
+    let mut r = Runner::new(flavor, seed);
     r.run(n);
-    eprintln!("{}", r.summary(t0.elapsed().as_secs_f64()));
+    eprintln!("{flavor:?}: {}", r.summary(t0.elapsed().as_secs_f64()));
     if r.stats.mismatches > 0 {
-        let path = std::env::temp_dir().join(format!("rsbloom-diff-tdigest-{seed}.log"));
+        let path =
+            std::env::temp_dir().join(format!("rsbloom-diff-tdigest-{}-{seed}.log", flavor.name()));
         let _ = std::fs::write(&path, r.log.join("\n"));
         eprintln!("all mismatches written to {}", path.display());
     }
     assert!(r.stats.compared >= n);
     assert_eq!(
         r.stats.mismatches, 0,
-        "{} mismatches (seed {seed})",
+        "{flavor:?}: {} mismatches (seed {seed})",
         r.stats.mismatches
     );
     // The stream reached what it is about.

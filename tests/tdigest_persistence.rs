@@ -129,8 +129,16 @@ fn probe(c: &mut Conn) -> Vec<Reply> {
     out
 }
 
-fn start(module: Module) -> Server {
-    Server::builder(Flavor::Redis, module).start()
+fn start(flavor: Flavor, module: Module) -> Server {
+    Server::start(flavor, module)
+}
+
+/// Every server of the matrix, each module as the source.
+fn pairs() -> Vec<(Flavor, Module)> {
+    flavors()
+        .into_iter()
+        .flat_map(|f| [(f, Module::Rsbloom), (f, Module::Reference)])
+        .collect()
 }
 
 fn other(m: Module) -> Module {
@@ -141,10 +149,11 @@ fn other(m: Module) -> Module {
     }
 }
 
+/// Both modules on the same server (DUMP payloads carry its RDB version).
 #[test]
 fn dump_restore_both_ways() {
-    for from in [Module::Rsbloom, Module::Reference] {
-        let (a, b) = (start(from), start(other(from)));
+    for (flavor, from) in pairs() {
+        let (a, b) = (start(flavor, from), start(flavor, other(from)));
         let (mut ca, mut cb) = (a.conn(), b.conn());
         run(&mut ca, &build());
         for k in KEYS {
@@ -168,19 +177,22 @@ fn dump_restore_both_ways() {
 
 #[test]
 fn rdb_files_both_ways() {
-    for from in [Module::Rsbloom, Module::Reference] {
-        let mut a = start(from);
+    for (flavor, from) in pairs() {
+        let mut a = start(flavor, from);
         let mut ca = a.conn();
         run(&mut ca, &build());
         assert_eq!(ca.cmd(&["SAVE"]), ok());
         // The SAVE compressed the live digests (in both modules).
         let want = probe(&mut ca);
         a.stop(false);
-        let b = Server::builder(Flavor::Redis, other(from))
-            .dir(a.dir())
-            .start();
+        let b = Server::builder(flavor, other(from)).dir(a.dir()).start();
         let mut cb = b.conn();
-        assert_eq!(probe(&mut cb), want, "{from:?} RDB into {:?}", other(from));
+        assert_eq!(
+            probe(&mut cb),
+            want,
+            "{flavor:?} {from:?} RDB into {:?}",
+            other(from)
+        );
     }
 }
 
@@ -195,9 +207,9 @@ fn rewrite(c: &mut Conn) {
 /// file is complete; rsbloom's AOF carries them and may be read any time.
 #[test]
 fn aof_files_both_ways() {
-    for from in [Module::Rsbloom, Module::Reference] {
+    for (flavor, from) in pairs() {
         for preamble in ["no", "yes"] {
-            let mut a = Server::builder(Flavor::Redis, from)
+            let mut a = Server::builder(flavor, from)
                 .aof_fsync_always(preamble)
                 .start();
             let mut ca = a.conn();
@@ -213,13 +225,16 @@ fn aof_files_both_ways() {
             run(&mut ca, rest);
             let want = probe(&mut ca);
             a.stop(false);
-            let b = Server::builder(Flavor::Redis, other(from))
+            let b = Server::builder(flavor, other(from))
                 .arg("--appendonly")
                 .arg("yes")
                 .dir(a.dir())
                 .start();
             let mut cb = b.conn();
-            let what = format!("{from:?} AOF (preamble {preamble}) into {:?}", other(from));
+            let what = format!(
+                "{flavor:?} {from:?} AOF (preamble {preamble}) into {:?}",
+                other(from)
+            );
             assert_eq!(probe(&mut cb), want, "{what}");
         }
     }
@@ -260,7 +275,16 @@ fn debug_reload_keeps_every_digest() {
 /// a moved digest answers afterwards.
 #[test]
 fn one_observation_digest_keeps_its_value_across_modules() {
-    let (rs, rf) = (start(Module::Rsbloom), start(Module::Reference));
+    for flavor in flavors() {
+        one_observation_across_modules(flavor);
+    }
+}
+
+fn one_observation_across_modules(flavor: Flavor) {
+    let (rs, rf) = (
+        start(flavor, Module::Rsbloom),
+        start(flavor, Module::Reference),
+    );
     let (mut cs, mut cf) = (rs.conn(), rf.conn());
     for c in [&mut cs, &mut cf] {
         run(

@@ -265,6 +265,40 @@ fn saves_in_the_serving_process_replicate_their_compression() {
     }
 }
 
+/// While writes are paused (CLIENT PAUSE WRITE, failover, slot hand-over)
+/// nothing may be replicated — the server aborts on it. Reads and DUMPs
+/// then work on a compressed copy: the same answers, nothing changed, the
+/// server alive; once writes resume, the next read compresses and the
+/// replica follows.
+#[test]
+fn reads_while_writes_are_paused() {
+    for flavor in all_flavors() {
+        let master = Server::start(flavor, Module::Rsbloom);
+        let replica = master.start_replica();
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "d", "COMPRESSION", "20"]), ok());
+        let mut add = sargs(&["TDIGEST.ADD", "d"]);
+        add.extend((0..200).map(|i| ((i * 13) % 97).to_string().into_bytes()));
+        assert_eq!(mc.cmd(&add), ok());
+        sync(&mut mc, &mut rc);
+        let digest = |c: &mut Conn| c.cmd(&["DEBUG", "DIGEST-VALUE", "d"]);
+        let before = digest(&mut mc);
+        assert_eq!(mc.cmd(&["CLIENT", "PAUSE", "60000", "WRITE"]), ok());
+        let q = mc.cmd(&["TDIGEST.QUANTILE", "d", "0.5"]);
+        assert!(!q.is_error(), "{flavor:?}: {q:?}");
+        assert!(!mc.cmd(&["DUMP", "d"]).is_error());
+        assert!(!mc.cmd(&["TDIGEST.CDF", "d", "3"]).is_error());
+        assert_eq!(mc.cmd(&["PING"]), simple("PONG"), "{flavor:?}");
+        assert_eq!(digest(&mut mc), before, "{flavor:?}: changed while paused");
+        assert_eq!(mc.cmd(&["CLIENT", "UNPAUSE"]), ok());
+        assert_eq!(mc.cmd(&["TDIGEST.QUANTILE", "d", "0.5"]), q);
+        let after = digest(&mut mc);
+        assert_ne!(after, before, "{flavor:?}: not compressed after the pause");
+        sync(&mut mc, &mut rc);
+        assert_eq!(digest(&mut rc), after, "{flavor:?}: replica");
+    }
+}
+
 /// Failed writes replicate what they changed: a MERGE that overflows has
 /// compressed its sources, an ADD that overflows keeps the values before the
 /// failing one. (Weights near 2^63: merging a digest into itself doubles
@@ -322,8 +356,14 @@ fn failed_writes_replicate_what_they_changed() {
 fn redisbloom_replica_of_an_rsbloom_master_stays_identical() {
     let seed = common::stream::seed();
     println!("cross seed {seed} (RSBLOOM_OPS_SEED={seed})");
-    let master = Server::start(Flavor::Redis, Module::Rsbloom);
-    let replica = Server::builder(Flavor::Redis, Module::Reference)
+    for flavor in flavors() {
+        cross(flavor, seed);
+    }
+}
+
+fn cross(flavor: Flavor, seed: u64) {
+    let master = Server::start(flavor, Module::Rsbloom);
+    let replica = Server::builder(flavor, Module::Reference)
         .arg("--replicaof")
         .arg("127.0.0.1")
         .arg(&master.port.to_string())

@@ -89,6 +89,12 @@ impl IoSink {
         server_flags() & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0
     }
 
+    /// Whether nothing may be replicated now (CLIENT PAUSE WRITE, failover,
+    /// slot hand-over): the server would abort on a propagation.
+    pub fn replication_paused(&self) -> bool {
+        rm!(RedisModule_AvoidReplicaTraffic()) != 0
+    }
+
     /// Replicates `cmd <key being saved> arg...` (`times` copies of `arg`)
     /// after the running command (DUMP, SAVE, DEBUG RELOAD, ...), in the
     /// key's database. Nothing when the server does not name the key.

@@ -12,6 +12,7 @@ pub mod context;
 pub mod datatype;
 pub mod events;
 pub mod io;
+pub mod slot_migration;
 pub mod stats;
 
 pub use command::RStr;

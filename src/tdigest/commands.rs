@@ -224,8 +224,8 @@ impl Arity {
 
 /// Arity, key, arguments, then `compute` on the digest (which replies as it
 /// goes): on the stored one, replicating the compressions it makes, or — on
-/// a replica answering its own client — on a copy, which gives the same
-/// answer (§8.2).
+/// a replica answering its own client, or while replication is paused — on
+/// a copy, which gives the same answer (§8.2).
 fn read<P>(
     ctx: &Ctx,
     args: &[RStr],
@@ -239,7 +239,9 @@ fn read<P>(
     let td = existing(&mut key)?;
     let params = parse(args)?;
     let mut c = Compressions::default();
-    if td.has_unmerged() && ctx.is_replica_serving_client() {
+    // While replication is paused (CLIENT PAUSE WRITE, failover, slot
+    // hand-over) nothing may be propagated: the server would abort.
+    if td.has_unmerged() && (ctx.is_replica_serving_client() || ctx.replication_paused()) {
         let mut copy = td.try_clone().map_err(|_| ReplyError::Text(ALLOC_FAILED))?;
         compute(&mut copy, params, &mut c);
         return Ok(());

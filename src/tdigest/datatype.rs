@@ -26,16 +26,17 @@ impl DataType for TDigest {
     /// Saves the compressed digest (§7.1). Like RedisBloom, a save in the
     /// serving process compresses the live digest (later answers depend on
     /// it), and then replicates that compression so replicas and the AOF
-    /// follow (§8.3). A replica saves a compressed copy instead, and a
-    /// forked child (BGSAVE, full sync, AOF rewrite) may change its own
-    /// copy freely.
+    /// follow (§8.3). A replica, or any server while replication is paused,
+    /// saves a compressed copy instead, and a forked child (BGSAVE, full
+    /// sync, AOF rewrite) may change its own copy freely.
     fn rdb_save(&mut self, sink: &mut IoSink) {
         if !self.has_unmerged() || sink.in_forked_child() {
             self.compress();
             self.rdb_save_to(sink);
             return;
         }
-        if sink.on_replica() {
+        let follower = sink.on_replica() || sink.replication_paused();
+        if follower {
             if let Ok(mut copy) = self.try_clone() {
                 copy.compress();
                 copy.rdb_save_to(sink);
@@ -44,7 +45,7 @@ impl DataType for TDigest {
         }
         let changed = self.compress().changed();
         self.rdb_save_to(sink);
-        if changed && !sink.on_replica() {
+        if changed && !follower {
             sink.replicate_for_key(c"TDIGEST.CDF", b"0", 1);
         }
     }

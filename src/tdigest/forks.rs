@@ -46,7 +46,9 @@ pub fn compress_pending(ctx: &Ctx) {
         .lock()
         .map(|mut n| std::mem::take(&mut *n))
         .unwrap_or_default();
-    if pending_merges() == 0 || !ctx.is_master() {
+    // Not while replication is paused: the server would abort on the
+    // propagation (docs/tdigest.md §8.6).
+    if pending_merges() == 0 || !ctx.is_master() || ctx.replication_paused() {
         return;
     }
     for (db, name) in names {

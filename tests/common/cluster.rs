@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::info;
 use super::resp::{Conn, Reply};
 use super::server::{Flavor, Module, Server};
+use super::{info, wait};
 
 pub const SLOTS: usize = 16384;
 
@@ -48,6 +48,62 @@ pub struct Cluster {
     pub nodes: Vec<Server>,
 }
 
+/// One line of `CLUSTER NODES`.
+#[derive(Clone, Debug)]
+pub struct NodeLine {
+    pub id: String,
+    pub port: u16,
+    pub flags: Vec<String>,
+    /// Node id of its master (replicas).
+    pub master: Option<String>,
+    pub connected: bool,
+    pub slots: Vec<String>,
+}
+
+impl NodeLine {
+    pub fn is_master(&self) -> bool {
+        self.flags.iter().any(|f| f == "master")
+    }
+    pub fn is_replica(&self) -> bool {
+        self.flags.iter().any(|f| f == "slave")
+    }
+    /// No failure or handshake flag and the link connected.
+    pub fn healthy(&self) -> bool {
+        self.connected
+            && !self
+                .flags
+                .iter()
+                .any(|f| matches!(f.as_str(), "fail" | "fail?" | "handshake" | "noaddr"))
+    }
+}
+
+/// `CLUSTER NODES` as seen by the node on `via`.
+pub fn cluster_nodes(via: u16) -> Result<Vec<NodeLine>, String> {
+    let mut c = Conn::connect(via).map_err(|e| format!("connect {via}: {e}"))?;
+    let r = c.cmd(&["CLUSTER", "NODES"]);
+    if r.is_error() {
+        return Err(format!("CLUSTER NODES on {via}: {r:?}"));
+    }
+    let text = String::from_utf8_lossy(r.as_bytes()).into_owned();
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            if f.len() < 8 {
+                return Err(format!("short CLUSTER NODES line {l:?}"));
+            }
+            Ok(NodeLine {
+                id: f[0].to_string(),
+                port: addr_port(f[1]),
+                flags: f[2].split(',').map(str::to_string).collect(),
+                master: (f[3] != "-").then(|| f[3].to_string()),
+                connected: f[7] == "connected",
+                slots: f[8..].iter().map(|s| s.to_string()).collect(),
+            })
+        })
+        .collect()
+}
+
 impl Cluster {
     pub fn start(flavor: Flavor, module: Module) -> Cluster {
         let nodes: Vec<Server> = (0..6)
@@ -81,24 +137,68 @@ impl Cluster {
             String::from_utf8_lossy(&out.stderr)
         );
         let cluster = Cluster { nodes };
-        let ports = cluster.live_ports();
-        cluster.wait_until("cluster formed", Duration::from_secs(60), |c| {
-            c.all_ok(&ports) && c.masters(ports[0]).len() == 3
-        });
-        // `cluster_state:ok` says nothing about replication: wait until every
-        // master has its replica online.
-        cluster.wait_until("replicas in sync", Duration::from_secs(60), |c| {
-            c.masters(ports[0]).keys().all(|&m| {
-                let info = Conn::connect(m)
-                    .map(|mut conn| conn.cmd(&["INFO", "replication"]))
-                    .ok();
-                info.is_some_and(|r| {
-                    let text = String::from_utf8_lossy(r.as_bytes()).to_string();
-                    text.contains("connected_slaves:1") && text.contains("state=online")
-                })
-            })
-        });
+        cluster.wait_converged("cluster formed");
         cluster
+    }
+
+    /// Waits until every live node agrees on the layout: all slots served,
+    /// `cluster_state:ok`, three healthy masters with slots, each with one
+    /// healthy replica (as `CLUSTER NODES` shows it: the role a node takes
+    /// reaches the others by gossip, after `cluster_state:ok`), and each
+    /// master's replication link to its replica online.
+    pub fn wait_converged(&self, what: &str) {
+        let ports = self.live_ports();
+        wait::until_every(what, wait::STATE, Duration::from_millis(100), || {
+            self.converged(&ports)
+        });
+    }
+
+    fn converged(&self, ports: &[u16]) -> Result<(), String> {
+        for &p in ports {
+            for (field, want) in [("cluster_state", "ok"), ("cluster_slots_ok", "16384")] {
+                let got = Self::info_field(p, field);
+                if got.as_deref() != Some(want) {
+                    return Err(format!("{p}: {field}:{got:?}"));
+                }
+            }
+        }
+        let mut masters_seen = None;
+        for &p in ports {
+            let nodes = cluster_nodes(p)?;
+            let masters: Vec<&NodeLine> = nodes
+                .iter()
+                .filter(|n| n.is_master() && !n.slots.is_empty() && n.healthy())
+                .collect();
+            let mut with_replica: Vec<u16> = masters
+                .iter()
+                .filter(|m| {
+                    nodes.iter().any(|n| {
+                        n.is_replica() && n.healthy() && n.master.as_deref() == Some(&m.id)
+                    })
+                })
+                .map(|m| m.port)
+                .collect();
+            with_replica.sort();
+            if masters.len() != ports.len() / 2 || with_replica.len() != masters.len() {
+                return Err(format!("{p} sees {nodes:?}"));
+            }
+            match &masters_seen {
+                None => masters_seen = Some(with_replica),
+                Some(m) if *m != with_replica => {
+                    return Err(format!("{p} sees masters {with_replica:?}, others {m:?}"))
+                }
+                Some(_) => {}
+            }
+        }
+        for m in masters_seen.unwrap_or_default() {
+            let mut c = Conn::connect(m).map_err(|e| format!("connect {m}: {e}"))?;
+            let r = c.cmd(&["INFO", "replication"]);
+            let text = String::from_utf8_lossy(r.as_bytes()).into_owned();
+            if !(text.contains("connected_slaves:1") && text.contains("state=online")) {
+                return Err(format!("master {m}: {text}"));
+            }
+        }
+        Ok(())
     }
 
     /// Ports of nodes that have not been killed.
@@ -137,12 +237,15 @@ impl Cluster {
         })
     }
 
-    pub fn wait_until(&self, what: &str, limit: Duration, mut f: impl FnMut(&Self) -> bool) {
-        let deadline = Instant::now() + limit;
-        while !f(self) {
-            assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+    /// Polls `f` (every 100 ms) until it returns `Ok`; at the deadline
+    /// panics with what it returned last.
+    pub fn wait_until(
+        &self,
+        what: &str,
+        limit: Duration,
+        mut f: impl FnMut(&Self) -> Result<(), String>,
+    ) {
+        wait::until_every(what, limit, Duration::from_millis(100), || f(self))
     }
 
     /// `port` of each master serving at least one slot → its slot ranges,
@@ -161,20 +264,37 @@ impl Cluster {
         String::from_utf8(c.cmd(&["CLUSTER", "MYID"]).as_bytes().to_vec()).expect("utf-8 id")
     }
 
-    /// Port of the replica of the master on `master_port`, per `CLUSTER NODES`
-    /// as seen by that master.
+    /// Port of the replica of the master on `master_port`, once `CLUSTER
+    /// NODES` as seen by that master shows one (roles converge by gossip).
     pub fn replica_of(&self, master_port: u16) -> u16 {
         let id = Self::node_id(master_port);
-        let mut c = Conn::connect(master_port).expect("connect");
-        let nodes = String::from_utf8(c.cmd(&["CLUSTER", "NODES"]).as_bytes().to_vec())
-            .expect("utf-8 nodes");
-        nodes
-            .lines()
-            .find_map(|l| {
-                let f: Vec<&str> = l.split(' ').collect();
-                (f[2].contains("slave") && f[3] == id).then(|| addr_port(f[1]))
-            })
-            .unwrap_or_else(|| panic!("no replica of {master_port}:\n{nodes}"))
+        wait::until_every(
+            &format!("a replica of {master_port} in its CLUSTER NODES"),
+            wait::STATE,
+            Duration::from_millis(100),
+            || {
+                let nodes = cluster_nodes(master_port)?;
+                nodes
+                    .iter()
+                    .find(|n| n.is_replica() && n.healthy() && n.master.as_deref() == Some(&id))
+                    .map(|n| n.port)
+                    .ok_or_else(|| format!("{nodes:?}"))
+            },
+        )
+    }
+}
+
+impl Drop for Cluster {
+    /// A failed cluster test shows the end of every node's log.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for n in &self.nodes {
+                let log = n.log();
+                let lines: Vec<&str> = log.lines().collect();
+                let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+                eprintln!("---- node {} log (last 40 lines):\n{tail}", n.port);
+            }
+        }
     }
 }
 
@@ -274,60 +394,57 @@ impl ClusterClient {
         self.conns.get_mut(&port)
     }
 
-    /// Runs one command whose key is `args[1]`, following redirections.
+    /// Runs one command whose key is `args[1]`, following redirections and
+    /// retrying while the cluster is down or the slot in transition, until
+    /// a deadline ([`wait::STATE`]).
     pub fn cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
         let slot = key_slot(args[1].as_ref()) as usize;
         let mut ask_to: Option<u16> = None;
-        for _ in 0..50 {
-            let port = match ask_to.take() {
-                Some(p) => {
-                    let c = self.conn(p).expect("connect to ASK target");
-                    let r = c.cmd(&["ASKING"]);
-                    assert_eq!(r, Reply::Simple("OK".into()));
-                    p
+        let key = String::from_utf8_lossy(args[1].as_ref()).into_owned();
+        wait::until_every(
+            &format!("an answer for key {key:?}"),
+            wait::STATE,
+            Duration::ZERO,
+            || {
+                let port = match ask_to.take() {
+                    Some(p) => {
+                        let c = self.conn(p).ok_or(format!("connect to ASK target {p}"))?;
+                        let r = c.cmd(&["ASKING"]);
+                        assert_eq!(r, Reply::Simple("OK".into()));
+                        p
+                    }
+                    None => match self.slots[slot] {
+                        Some(p) => p,
+                        None => return Err(self.pause_and_refresh(format!("slot {slot} unserved"))),
+                    },
+                };
+                let reply = match self.conn(port) {
+                    Some(c) => c.cmd(args),
+                    None => return Err(self.pause_and_refresh(format!("connect {port}"))),
+                };
+                if let Reply::Error(e) = &reply {
+                    let words: Vec<&str> = e.split(' ').collect();
+                    match words[0] {
+                        "MOVED" => {
+                            self.moved += 1;
+                            let to = redirect_port(words[2]);
+                            self.slots[words[1].parse::<usize>().expect("slot")] = Some(to);
+                            return Err(e.clone());
+                        }
+                        "ASK" => {
+                            self.asked += 1;
+                            ask_to = Some(redirect_port(words[2]));
+                            return Err(e.clone());
+                        }
+                        "CLUSTERDOWN" | "TRYAGAIN" | "LOADING" => {
+                            return Err(self.pause_and_refresh(format!("{port}: {e}")));
+                        }
+                        _ => {}
+                    }
                 }
-                None => match self.slots[slot] {
-                    Some(p) => p,
-                    None => {
-                        self.pause_and_refresh();
-                        continue;
-                    }
-                },
-            };
-            let reply = match self.conn(port) {
-                Some(c) => c.cmd(args),
-                None => {
-                    self.pause_and_refresh();
-                    continue;
-                }
-            };
-            if let Reply::Error(e) = &reply {
-                let words: Vec<&str> = e.split(' ').collect();
-                match words[0] {
-                    "MOVED" => {
-                        self.moved += 1;
-                        let to = redirect_port(words[2]);
-                        self.slots[words[1].parse::<usize>().expect("slot")] = Some(to);
-                        continue;
-                    }
-                    "ASK" => {
-                        self.asked += 1;
-                        ask_to = Some(redirect_port(words[2]));
-                        continue;
-                    }
-                    "CLUSTERDOWN" | "TRYAGAIN" | "LOADING" => {
-                        self.pause_and_refresh();
-                        continue;
-                    }
-                    _ => {}
-                }
-            }
-            return reply;
-        }
-        panic!(
-            "too many redirections for {:?}",
-            String::from_utf8_lossy(args[1].as_ref())
-        );
+                Ok(reply)
+            },
+        )
     }
 
     /// Runs a command on every master (e.g. `WAIT`), returning port → reply.
@@ -341,9 +458,12 @@ impl ClusterClient {
             .collect()
     }
 
-    fn pause_and_refresh(&mut self) {
+    /// Waits a little and reloads the slot map; returns `seen` (what
+    /// made the command retry).
+    fn pause_and_refresh(&mut self, seen: String) -> String {
         std::thread::sleep(Duration::from_millis(100));
         self.refresh();
+        seen
     }
 }
 

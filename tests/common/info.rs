@@ -1,7 +1,7 @@
 //! Reading `name:value` fields of the server's `INFO` text (and of other
 //! replies in that format, like `CLUSTER INFO`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::resp::Conn;
 
@@ -43,31 +43,27 @@ where
     num(c, "memory", "used_memory")
 }
 
-/// Polls `INFO <section>` every 20 ms until `done` holds for its text, which
-/// is returned; panics after `limit`.
+/// Polls `INFO <section>` until `done` holds for its text, which is
+/// returned; after `limit` panics showing the last text.
 pub fn wait_for(
     c: &mut Conn,
     section: &str,
     limit: Duration,
     done: impl Fn(&str) -> bool,
 ) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
+    super::wait::until(&format!("INFO {section}"), limit, || {
         let info = text(c, section);
         if done(&info) {
-            return info;
+            Ok(info)
+        } else {
+            Err(format!("\n{info}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting on INFO {section}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
 }
 
 /// Waits until no AOF rewrite is running or scheduled.
 pub fn wait_aof_rewrite(c: &mut Conn) {
-    wait_for(c, "persistence", Duration::from_secs(60), |i| {
+    wait_for(c, "persistence", super::wait::STATE, |i| {
         find(i, "aof_rewrite_in_progress") == Some("0")
             && find(i, "aof_rewrite_scheduled") == Some("0")
     });
@@ -75,26 +71,26 @@ pub fn wait_aof_rewrite(c: &mut Conn) {
 
 /// Waits until a replica's link to its master is up.
 pub fn wait_link_up(replica: &mut Conn) {
-    wait_for(replica, "replication", Duration::from_secs(30), |i| {
+    wait_for(replica, "replication", super::wait::STATE, |i| {
         find(i, "master_link_status") == Some("up")
     });
 }
 
 /// Waits until the replica has processed everything its master sent.
 pub fn wait_replica_synced(master: &mut Conn, replica: &mut Conn) {
+    // WAIT returns once the replica acknowledged; the timeout is a deadline.
     assert_eq!(
-        master.cmd(&["WAIT", "1", "10000"]),
+        master.cmd(&["WAIT", "1", "60000"]),
         super::Reply::Int(1),
         "WAIT"
     );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    super::wait::until("equal replication offsets", super::wait::STATE, || {
         let m = field(master, "replication", "master_repl_offset");
         let r = field(replica, "replication", "master_repl_offset");
         if m == r {
-            return;
+            Ok(())
+        } else {
+            Err(format!("master {m}, replica {r}"))
         }
-        assert!(Instant::now() < deadline, "offsets differ: {m} {r}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    });
 }

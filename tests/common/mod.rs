@@ -11,10 +11,11 @@ pub mod resp;
 pub mod server;
 pub mod stream;
 pub mod tdigest;
+pub mod wait;
 
 pub use filters::Fam;
 pub use resp::{Conn, Reply};
-pub use server::{flavors, Flavor, Module, Server};
+pub use server::{all_flavors, flavors, Flavor, Module, Server};
 
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
