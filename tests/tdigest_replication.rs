@@ -233,6 +233,10 @@ fn saves_in_the_serving_process_replicate_their_compression() {
         let replica = master.start_replica();
         let (mut mc, mut rc) = (master.conn(), replica.conn());
         assert_eq!(mc.cmd(&["TDIGEST.CREATE", "d", "COMPRESSION", "10"]), ok());
+        // SAVE is refused while the replica's sync child still runs.
+        common::info::wait_for(&mut mc, "persistence", common::wait::STATE, |i| {
+            common::info::find(i, "rdb_bgsave_in_progress") == Some("0")
+        });
         for (i, save) in [
             &["DUMP", "d"][..],
             &["SAVE"],
@@ -249,7 +253,8 @@ fn saves_in_the_serving_process_replicate_their_compression() {
                 .collect();
             assert_eq!(mc.cmd(&add), ok());
             assert!(mc.cmd(&["TDIGEST.INFO", "d"]).as_array()[7].as_int() > 0);
-            assert!(!mc.cmd(save).is_error(), "{save:?}");
+            let r = mc.cmd(save);
+            assert!(!r.is_error(), "{save:?}: {r:?}");
             assert_eq!(
                 mc.cmd(&["TDIGEST.INFO", "d"]).as_array()[7],
                 int(0),
