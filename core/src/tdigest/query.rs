@@ -123,31 +123,41 @@ impl<'a> Centroids<'a> {
             return max - ((wd - index - 1.0) / (rw / 2.0 - 1.0)) * (max - rm);
         }
         let (means, weights) = self.arrays();
-        while st.pos + 1 < means.len() {
-            let (nw, nwn) = (weights[st.pos] as f64, weights[st.pos + 1] as f64);
-            let (nm, nmn) = (means[st.pos], means[st.pos + 1]);
-            let dw = (nw + nwn) / 2.0;
-            if st.weight_so_far + dw > index {
-                let mut left = 0.0;
-                if nw == 1.0 {
-                    if index - st.weight_so_far < 0.5 {
-                        return nm;
-                    }
-                    left = 0.5;
-                }
-                let mut right = 0.0;
-                if nwn == 1.0 {
-                    if (st.weight_so_far + dw) - index <= 0.5 {
-                        return nmn;
-                    }
-                    right = 0.5;
-                }
-                let z1 = (index - st.weight_so_far) - left;
-                let z2 = ((st.weight_so_far + dw) - index) - right;
-                return weighted_average(nm, z2, nmn, z1);
+        // The scan keeps only the running sum in the loop; the pair found
+        // is interpolated below.
+        let (mut pos, mut so_far) = (st.pos, st.weight_so_far);
+        let mut found = None;
+        while pos + 1 < means.len() {
+            let dw = (weights[pos] as f64 + weights[pos + 1] as f64) / 2.0;
+            if so_far + dw > index {
+                found = Some(dw);
+                break;
             }
-            st.weight_so_far += dw;
-            st.pos += 1;
+            so_far += dw;
+            pos += 1;
+        }
+        st.pos = pos;
+        st.weight_so_far = so_far;
+        if let Some(dw) = found {
+            let (nw, nwn) = (weights[pos] as f64, weights[pos + 1] as f64);
+            let (nm, nmn) = (means[pos], means[pos + 1]);
+            let mut left = 0.0;
+            if nw == 1.0 {
+                if index - so_far < 0.5 {
+                    return nm;
+                }
+                left = 0.5;
+            }
+            let mut right = 0.0;
+            if nwn == 1.0 {
+                if (so_far + dw) - index <= 0.5 {
+                    return nmn;
+                }
+                right = 0.5;
+            }
+            let z1 = (index - so_far) - left;
+            let z2 = ((so_far + dw) - index) - right;
+            return weighted_average(nm, z2, nmn, z1);
         }
         let z1 = (index - wd) - rw / 2.0;
         let z2 = rw / 2.0 - z1;
