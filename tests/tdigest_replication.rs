@@ -193,19 +193,26 @@ fn replica_and_aof_replay_are_identical_after_reads_and_writes() {
     }
 }
 
+/// A master and its replica, in sync, holding digest `key` with unmerged
+/// nodes.
+fn pair_with_digest(flavor: Flavor, key: &str) -> (Server, Server, Conn, Conn) {
+    let master = Server::start(flavor, Module::Rsbloom);
+    let replica = master.start_replica();
+    let (mut mc, mut rc) = (master.conn(), replica.conn());
+    assert_eq!(mc.cmd(&["TDIGEST.CREATE", key, "COMPRESSION", "20"]), ok());
+    let mut add = sargs(&["TDIGEST.ADD", key]);
+    add.extend((0..100).map(|i| ((i * 37) % 101).to_string().into_bytes()));
+    assert_eq!(mc.cmd(&add), ok());
+    sync(&mut mc, &mut rc);
+    (master, replica, mc, rc)
+}
+
 /// A read on a replica: the same answer as on its master, and the replica
 /// keeps its unmerged nodes (nothing it holds changes without its master).
 #[test]
 fn replica_reads_do_not_change_the_replica() {
     for flavor in flavors() {
-        let master = Server::start(flavor, Module::Rsbloom);
-        let replica = master.start_replica();
-        let (mut mc, mut rc) = (master.conn(), replica.conn());
-        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "t", "COMPRESSION", "20"]), ok());
-        let mut add = sargs(&["TDIGEST.ADD", "t"]);
-        add.extend((0..100).map(|i| ((i * 37) % 101).to_string().into_bytes()));
-        assert_eq!(mc.cmd(&add), ok());
-        sync(&mut mc, &mut rc);
+        let (_master, _replica, mut mc, mut rc) = pair_with_digest(flavor, "t");
         let info = rc.cmd(&["TDIGEST.INFO", "t"]);
         assert!(info.as_array()[7].as_int() > 0, "{info:?}");
         let q = rc.cmd(&["TDIGEST.QUANTILE", "t", "0.1", "0.5", "0.9"]);
@@ -278,14 +285,7 @@ fn saves_in_the_serving_process_replicate_their_compression() {
 #[test]
 fn reads_while_writes_are_paused() {
     for flavor in all_flavors() {
-        let master = Server::start(flavor, Module::Rsbloom);
-        let replica = master.start_replica();
-        let (mut mc, mut rc) = (master.conn(), replica.conn());
-        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "d", "COMPRESSION", "20"]), ok());
-        let mut add = sargs(&["TDIGEST.ADD", "d"]);
-        add.extend((0..200).map(|i| ((i * 13) % 97).to_string().into_bytes()));
-        assert_eq!(mc.cmd(&add), ok());
-        sync(&mut mc, &mut rc);
+        let (_master, _replica, mut mc, mut rc) = pair_with_digest(flavor, "d");
         let digest = |c: &mut Conn| c.cmd(&["DEBUG", "DIGEST-VALUE", "d"]);
         let before = digest(&mut mc);
         assert_eq!(mc.cmd(&["CLIENT", "PAUSE", "60000", "WRITE"]), ok());
