@@ -1,6 +1,6 @@
-//! Redis Cluster helpers: a six-node cluster of test servers and a small
-//! cluster-aware client (CRC16 key slots with hash tags, slot map from
-//! `CLUSTER SLOTS`, `MOVED`/`ASK` redirections, refresh on errors).
+//! Redis Cluster helpers: a six-node cluster of test servers, its
+//! administration node by node, and redis-rs's cluster client for the
+//! commands a test routes by key ([`Cluster::client`]).
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -258,6 +258,25 @@ impl Cluster {
         out
     }
 
+    /// redis-rs's cluster client, seeded with every live node. Its retry
+    /// waits (1.28 s and up, growing to minutes over 16 retries) are cut so
+    /// that a command retried on TRYAGAIN/CLUSTERDOWN/LOADING gives up
+    /// within the harness deadline ([`wait::STATE`]) instead of hanging.
+    pub fn client(&self) -> redis::cluster::ClusterClient {
+        let seeds = self
+            .live_ports()
+            .into_iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"));
+        redis::cluster::ClusterClient::builder(seeds)
+            .retries(24)
+            .min_retry_wait(10)
+            .max_retry_wait(2000)
+            .connection_timeout(Duration::from_secs(10))
+            .response_timeout(wait::STATE)
+            .build()
+            .expect("cluster client")
+    }
+
     /// Node id of the node on `port` (`CLUSTER MYID`).
     pub fn node_id(port: u16) -> String {
         let mut c = Conn::connect(port).expect("connect");
@@ -307,6 +326,53 @@ fn addr_port(addr: &str) -> u16 {
         .expect("port")
         .parse()
         .expect("numeric port")
+}
+
+/// The hash slot of `key`, as the node on `via` computes it.
+pub fn keyslot(via: u16, key: &str) -> u16 {
+    let r = Conn::connect(via)
+        .expect("connect")
+        .cmd(&["CLUSTER", "KEYSLOT", key]);
+    r.as_int() as u16
+}
+
+/// The master serving `slot`, as the node on `via` sees it.
+pub fn owner(via: u16, slot: u16) -> Option<u16> {
+    cluster_slots(via)
+        .into_iter()
+        .find(|&(start, end, _)| (start..=end).contains(&slot))
+        .map(|(_, _, port)| port)
+}
+
+/// Cluster redirections the nodes answered (`MOVED`, `ASK`: `INFO
+/// errorstats`) and `ASKING` commands they received (`INFO commandstats`),
+/// summed over `ports`: what a client did, seen from the servers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Redirects {
+    pub moved: u64,
+    pub ask: u64,
+    pub asking: u64,
+}
+
+pub fn redirects(ports: &[u16]) -> Redirects {
+    // `errorstat_ASK:count=2`, `cmdstat_asking:calls=2,usec=…`.
+    let count = |text: &str, line: &str, field: &str| -> u64 {
+        info::find(text, line).map_or(0, |v| {
+            v.split(',')
+                .find_map(|kv| kv.strip_prefix(field)?.parse().ok())
+                .unwrap_or_else(|| panic!("{line}:{v}"))
+        })
+    };
+    let mut sum = Redirects::default();
+    for &p in ports {
+        let mut c = Conn::connect(p).expect("connect");
+        let errors = info::text(&mut c, "errorstats");
+        let commands = info::text(&mut c, "commandstats");
+        sum.moved += count(&errors, "errorstat_MOVED", "count=");
+        sum.ask += count(&errors, "errorstat_ASK", "count=");
+        sum.asking += count(&commands, "cmdstat_asking", "calls=");
+    }
+    sum
 }
 
 /// `(start, end, master port)` for every range in `CLUSTER SLOTS` of node `via`.
