@@ -2,6 +2,7 @@
 #![allow(dead_code, unused_imports)] // each test binary uses a different part
 
 pub mod bloom;
+pub mod client;
 pub mod cluster;
 pub mod diff;
 pub mod dump;
