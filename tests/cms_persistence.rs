@@ -294,7 +294,7 @@ fn dump_vectors() {
         let p = c.cmd(&["DUMP", "s"]).as_bytes().to_vec();
         let (len, sha) = if compression == "no" {
             assert_eq!(
-                hex(&c.cmd(&["DUMP", "v4x2"]).as_bytes()),
+                hex(c.cmd(&["DUMP", "v4x2"]).as_bytes()),
                 "078108c4a4f9360f1000020402020204052000000000030000000000000001000000\
                  00000000010000000300000000000000000a00d9c779e51ea2ca6c"
             );
