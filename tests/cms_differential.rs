@@ -627,16 +627,16 @@ impl Runner {
         let resp3 = self.gen.chance(30);
         self.stats.batches += 1;
         self.stats.resp3_batches += usize::from(resp3);
-        let plain: Vec<Op> = batch.drain(..).collect();
+        let ops = std::mem::take(batch);
         let mut resets = Vec::new();
-        let cmds: Vec<Args> = plain
+        let cmds: Vec<Args> = ops
             .iter()
             .filter(|o| matches!(o.kind, Kind::Plain | Kind::Memory))
             .map(|o| o.args.clone())
             .collect();
         let (ra, rb) = pipeline2(self.rs.conn(resp3), self.rf.conn(resp3), &cmds);
         let mut replies = ra.into_iter().zip(rb);
-        for op in &plain {
+        for op in &ops {
             if let Kind::CrossRestore { src, dst } = &op.kind {
                 resets.extend(self.cross_restore(op, src, dst, resp3));
                 continue;
