@@ -3,6 +3,7 @@
 
 pub mod bloom;
 pub mod cluster;
+pub mod cms;
 pub mod diff;
 pub mod dump;
 pub mod filters;
