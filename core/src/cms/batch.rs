@@ -4,8 +4,8 @@
 use crate::hash::murmur2;
 
 /// Counter positions held for one block of items; a block has
-/// `BLOCK_CELLS / depth` items, so sketches deeper than half of it go one
-/// item at a time (without prefetching: a deep item's own rows overlap).
+/// `BLOCK_CELLS / depth` items, so sketches deeper than that go without
+/// prefetching (a deep item's own rows overlap well enough).
 const BLOCK_CELLS: usize = 128;
 
 /// Width, depth and the reciprocal that replaces `h mod width`.
@@ -55,15 +55,17 @@ impl Geometry {
         (0..self.depth).map(move |row| self.cell(item, row))
     }
 
-    /// The blocks a batch of `n` items goes by, if it is worth pipelining:
-    /// two items at least, and at least two per block.
+    /// The blocks a batch of `n` items goes by, unless the sketch is too deep
+    /// for one item's rows to fit a block. A single item is worth it too:
+    /// its rows' misses (and page walks) then start together, before the
+    /// first update waits on one.
     pub(super) fn blocks(self, n: usize) -> Option<Blocks> {
         let per_block = BLOCK_CELLS / self.depth.max(1);
-        (n >= 2 && per_block >= 2).then_some(Blocks { g: self, per_block })
+        (n >= 1 && per_block >= 1).then_some(Blocks { g: self, per_block })
     }
 }
 
-/// A geometry whose items fit `per_block` (≥ 2) to a block of cells.
+/// A geometry whose items fit `per_block` (≥ 1) to a block of cells.
 #[derive(Clone, Copy)]
 pub(super) struct Blocks {
     g: Geometry,
