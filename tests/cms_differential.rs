@@ -75,11 +75,11 @@ const RULES: &[Rule] = &[Rule {
 }];
 
 /// MEMORY USAGE: RedisBloom 8.x reports `32 + 4·w·d` for a sketch, 2.8.2
-/// `8 + 8·w·d` (docs/cms.md §7.2); the server adds the same overhead to
+/// `8 + 8·w·d` (docs/cms.md §7.4); the server adds the same overhead to
 /// both. Checked against the key's CMS.INFO (the command runs last in its
 /// batch, so the sketch is still as measured).
 const MEMORY_RULE: &str = "memory-usage-8x-formula";
-const MEMORY_CITE: &str = "docs/cms.md §6.4, §7.2 (MEMORY USAGE 32 + 4wd vs 8 + 8wd)";
+const MEMORY_CITE: &str = "docs/cms.md §6.4, §7.4 (MEMORY USAGE 32 + 4wd vs 8 + 8wd)";
 
 // ---------------------------------------------------------------------------
 // Generator

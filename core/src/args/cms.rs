@@ -231,7 +231,7 @@ mod tests {
             Err(reply("CMS: wrong number of keys"))
         );
         for line in [
-            // §8.1 item 2: a missing weight is counted, never read.
+            // §7.1 item 2: a missing weight is counted, never read.
             "CMS.MERGE foo 1 bar WEIGHTS",
             "CMS.MERGE d 1 WEIGHTS WEIGHTS 1",
             "CMS.MERGE d 2 a WEIGHTS b 1 2",

@@ -349,7 +349,7 @@ fn vector_merges() {
         (d.query(b"a"), d.query(b"b"), d.count()),
         (3_000_000_000, 4_000_000_000, 7_000_000_000)
     );
-    // 4e9 · 2 > 2^32 - 1 (§8.1 item 3: no silent wrap).
+    // 4e9 · 2 > 2^32 - 1 (§7.1 item 3: no silent wrap).
     let before = saved(&d);
     assert_eq!(
         d.merge(&[(Source::Destination, 2)]),
@@ -413,7 +413,7 @@ fn rdb_validation() {
         with(3, Primitive::Buffer(vec![0; 31])),
         with(3, Primitive::Buffer(vec![0; 33])),
         with(1, Primitive::Unsigned(3)),
-        // §8.2 item 2: 4 · 2^62 wraps to 0 in RedisBloom's check.
+        // §7.2 item 2: 4 · 2^62 wraps to 0 in RedisBloom's check.
         vec![
             Primitive::Unsigned(1 << 62),
             Primitive::Unsigned(1),
