@@ -3,10 +3,11 @@
 
 use crate::hash::murmur2;
 
-/// Counter positions held for one block of items; a block has
-/// `BLOCK_CELLS / depth` items, so sketches deeper than that go without
-/// prefetching (a deep item's own rows overlap well enough).
-const BLOCK_CELLS: usize = 128;
+/// Columns held for one block of items; a block has `BLOCK_CELLS / depth`
+/// items, so sketches deeper than that go without prefetching (a deep
+/// item's own rows overlap well enough). Small, because the buffers are
+/// zeroed on every command, even for a single item.
+const BLOCK_CELLS: usize = 64;
 
 /// Width, depth and the reciprocal that replaces `h mod width`.
 #[derive(Clone, Copy)]
@@ -31,28 +32,48 @@ impl Geometry {
 
     /// `h mod width` without a division (Lemire, Kaser and Kurz, "Faster
     /// remainder by direct computation", 2019: exact for 32-bit `h` and
-    /// width): the fractional part of h / width, scaled back up.
+    /// width): the fractional part of h / width, scaled back up. Below
+    /// 2^32 either way.
     #[inline]
-    fn column(self, h: u32) -> usize {
+    fn column(self, h: u32) -> u32 {
         if self.width > u32::MAX as usize {
-            return h as usize;
+            return h;
         }
         let fraction = self.reciprocal.wrapping_mul(u64::from(h));
-        ((u128::from(fraction) * self.width as u128) >> 64) as usize
+        ((u128::from(fraction) * self.width as u128) >> 64) as u32
     }
 
-    /// Counter index of `item` in `row`: hashed with seed `row mod 2^32`
-    /// (sketches deeper than that reuse seeds, like RedisBloom's).
+    /// Column of `item` in `row`: hashed with seed `row mod 2^32` (sketches
+    /// deeper than that reuse seeds, like RedisBloom's).
+    #[inline]
+    fn column_of(self, item: &[u8], row: usize) -> u32 {
+        self.column(murmur2(item, row as u32))
+    }
+
+    /// Counter index of column `col` in `row`.
+    #[inline]
+    fn index(self, row: usize, col: u32) -> usize {
+        row.wrapping_mul(self.width).wrapping_add(col as usize)
+    }
+
+    /// Counter index of `item` in `row`.
     #[inline]
     pub(super) fn cell(self, item: &[u8], row: usize) -> usize {
-        row.wrapping_mul(self.width)
-            .wrapping_add(self.column(murmur2(item, row as u32)))
+        self.index(row, self.column_of(item, row))
     }
 
     /// Counter indices of `item`, row 0 first.
     #[inline]
     pub(super) fn cells(self, item: &[u8]) -> impl Iterator<Item = usize> + '_ {
         (0..self.depth).map(move |row| self.cell(item, row))
+    }
+
+    /// Counter indices of an item whose columns are `cols`, row 0 first.
+    #[inline]
+    pub(super) fn cells_at(self, cols: &[u32]) -> impl Iterator<Item = usize> + '_ {
+        cols.iter()
+            .enumerate()
+            .map(move |(row, &col)| self.index(row, col))
     }
 
     /// The blocks a batch of `n` items goes by, unless the sketch is too deep
@@ -65,18 +86,18 @@ impl Geometry {
     }
 }
 
-/// A geometry whose items fit `per_block` (≥ 1) to a block of cells.
+/// A geometry whose items fit `per_block` (≥ 1) to a block of columns.
 #[derive(Clone, Copy)]
 pub(super) struct Blocks {
     g: Geometry,
     per_block: usize,
 }
 
-/// Runs `each` on every item in order with the counter indices of its
-/// rows. The indices of the next block of items are computed and
-/// prefetched before the current block is processed, so the cache misses
-/// (and TLB walks) of a batch on a large sketch overlap; indices wait on
-/// the stack, nothing is allocated.
+/// Runs `each` on every item in order with the columns of its rows (see
+/// [`Geometry::cells_at`]). The columns of the next block of items are
+/// computed and their counters prefetched before the current block is
+/// processed, so the cache misses (and TLB walks) of a batch on a large
+/// sketch overlap; columns wait on the stack, nothing is allocated.
 ///
 /// `state` is the sketch (`&mut` when `each` writes); `prefetch` reads it
 /// between calls of `each`.
@@ -87,21 +108,23 @@ pub(super) fn pipelined<S, T>(
     items: &[T],
     item: impl Fn(&T) -> &[u8],
     prefetch: impl Fn(&S, usize),
-    mut each: impl FnMut(&mut S, &T, std::iter::Copied<std::slice::Iter<'_, usize>>),
+    mut each: impl FnMut(&mut S, &T, &[u32]),
 ) {
-    let d = b.g.depth;
-    let load = |state: &S, chunk: &[T], buf: &mut [usize; BLOCK_CELLS]| {
-        for (t, slots) in chunk.iter().zip(buf.chunks_exact_mut(d)) {
-            for (slot, c) in slots.iter_mut().zip(b.g.cells(item(t))) {
-                *slot = c;
+    let (g, d) = (b.g, b.g.depth);
+    // Columns first, then the prefetches back to back.
+    let load = |state: &S, chunk: &[T], buf: &mut [u32; BLOCK_CELLS]| {
+        for (t, cols) in chunk.iter().zip(buf.chunks_exact_mut(d)) {
+            let t = item(t);
+            for (row, col) in cols.iter_mut().enumerate() {
+                *col = g.column_of(t, row);
             }
         }
-        for &c in buf.iter().take(chunk.len() * d) {
-            prefetch(state, c);
+        for cols in buf.chunks_exact(d).take(chunk.len()) {
+            g.cells_at(cols).for_each(|c| prefetch(state, c));
         }
     };
     let mut chunks = items.chunks(b.per_block);
-    let (mut current, mut next) = ([0usize; BLOCK_CELLS], [0usize; BLOCK_CELLS]);
+    let (mut current, mut next) = ([0u32; BLOCK_CELLS], [0u32; BLOCK_CELLS]);
     let mut block = chunks.next();
     if let Some(c) = block {
         load(&state, c, &mut current);
@@ -111,8 +134,8 @@ pub(super) fn pipelined<S, T>(
         if let Some(c) = block {
             load(&state, c, &mut next);
         }
-        for (t, cells) in now.iter().zip(current.chunks_exact(d)) {
-            each(&mut state, t, cells.iter().copied());
+        for (t, cols) in now.iter().zip(current.chunks_exact(d)) {
+            each(&mut state, t, cols);
         }
         std::mem::swap(&mut current, &mut next);
     }

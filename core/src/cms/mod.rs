@@ -164,7 +164,8 @@ impl CountMinSketch {
         inc: impl Fn(&T) -> u64,
         mut each: impl FnMut(u32),
     ) {
-        let Some(blocks) = self.geometry().blocks(items.len()) else {
+        let g = self.geometry();
+        let Some(blocks) = g.blocks(items.len()) else {
             items
                 .iter()
                 .for_each(|t| each(self.increment(item(t), inc(t))));
@@ -176,13 +177,14 @@ impl CountMinSketch {
             items,
             item,
             |s, c| s.prefetch(c),
-            |s, t, cells| each(s.increment_cells(cells, inc(t))),
+            |s, t, cols| each(s.increment_cells(g.cells_at(cols), inc(t))),
         );
     }
 
     /// Queries in order, handing each result to `each`.
     pub fn query_batch<T: AsRef<[u8]>>(&self, items: &[T], mut each: impl FnMut(u32)) {
-        let Some(blocks) = self.geometry().blocks(items.len()) else {
+        let g = self.geometry();
+        let Some(blocks) = g.blocks(items.len()) else {
             items.iter().for_each(|t| each(self.query(t.as_ref())));
             return;
         };
@@ -192,7 +194,7 @@ impl CountMinSketch {
             items,
             T::as_ref,
             |s, c| s.prefetch(c),
-            |s, _, cells| each(s.query_cells(cells)),
+            |s, _, cols| each(s.query_cells(g.cells_at(cols))),
         );
     }
 
