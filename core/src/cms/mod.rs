@@ -95,30 +95,29 @@ impl CountMinSketch {
         Geometry::new(self.width, self.depth())
     }
 
+    /// The counters, each as its 4 little-endian bytes.
+    #[inline]
+    fn words(&self) -> &[[u8; CELL]] {
+        self.cells.as_chunks::<CELL>().0
+    }
+
     /// Counter `cell` (0 if out of range, which the geometry never makes).
     #[inline]
     fn load(&self, cell: usize) -> u32 {
-        self.cells
-            .get(cell.wrapping_mul(CELL)..)
-            .and_then(<[u8]>::first_chunk::<CELL>)
-            .map_or(0, |b| u32::from_le_bytes(*b))
+        self.words().get(cell).map_or(0, |b| u32::from_le_bytes(*b))
     }
 
     #[inline]
     fn store(&mut self, cell: usize, v: u32) {
-        let slot = self
-            .cells
-            .get_mut(cell.wrapping_mul(CELL)..)
-            .and_then(<[u8]>::first_chunk_mut::<CELL>);
-        if let Some(slot) = slot {
+        if let Some(slot) = self.cells.as_chunks_mut::<CELL>().0.get_mut(cell) {
             *slot = v.to_le_bytes();
         }
     }
 
     #[inline]
     fn prefetch(&self, cell: usize) {
-        if let Some(byte) = self.cells.get(cell.wrapping_mul(CELL)) {
-            crate::prefetch::prefetch(byte);
+        if let Some(word) = self.words().get(cell) {
+            crate::prefetch::prefetch(&word[0]);
         }
     }
 
