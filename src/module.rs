@@ -14,7 +14,7 @@ use crate::{bloom, cms, config, cuckoo};
 /// Every family, in RedisBloom's registration order.
 pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY, &cms::FAMILY];
 
-/// The RedisBloom release whose behaviour rsbloom matches (COMPAT §1.1:
+/// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.
 pub const MODULE_VERSION: c_int = 80400;
 const COMPAT_RELEASE: &str = "8.4.0";

@@ -2,7 +2,7 @@
 //! random stream survives a SIGKILL in the middle of the stream (with an
 //! AOF rewrite in between, with and without RDB preamble), and an AOF
 //! rewrite of filters larger than 16 MiB (multi-chunk `BF.LOADCHUNK` /
-//! `CF.LOADCHUNK`, COMPAT §6.3) restores them exactly.
+//! `CF.LOADCHUNK`, docs/cuckoo.md §15) restores them exactly.
 //!
 //! The seed is printed; `RSBLOOM_OPS_SEED=<seed>` reproduces a run.
 mod common;
@@ -173,7 +173,7 @@ impl Model {
             }
             "CF.ADD" | "CF.ADDNX" | "CF.INSERT" | "CF.INSERTNX" => {
                 let created = if let Reply::Error(e) = r {
-                    // Auto-created, then refused (COMPAT §4.10).
+                    // Auto-created, then refused (docs/cuckoo.md §4).
                     e == "Maximum expansions reached"
                 } else {
                     true
@@ -388,7 +388,8 @@ fn rewrite_of_filters_over_16_mib_restores_exactly() {
             .unwrap_or_else(|| panic!("no base AOF in {files:?}"));
         let text = std::fs::read(base).unwrap();
         assert!(text.starts_with(b"*"), "base AOF has an RDB preamble");
-        // Header + two data chunks each (§6.3), upper-case names.
+        // Header + two data chunks each (docs/bloom.md §11, docs/cuckoo.md
+        // §15), upper-case names.
         assert_eq!(count(&text, b"$12\r\nBF.LOADCHUNK\r\n$5\r\nbigbf\r\n"), 3);
         assert_eq!(count(&text, b"$12\r\nCF.LOADCHUNK\r\n$5\r\nbigcf\r\n"), 3);
         assert_eq!(count(&text, b"$12\r\nBF.LOADCHUNK\r\n$5\r\nsmall\r\n"), 2);

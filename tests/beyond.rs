@@ -102,7 +102,7 @@ fn last_duration_us(c: &mut Conn, name: &str) -> i64 {
     panic!("{name} not in slowlog: {log:?}");
 }
 
-/// Creates a ~1.05 GiB filter (COMPAT §3.2: 300M entries at 1e-6), touches
+/// Creates a ~1.05 GiB filter (docs/bloom.md §3: 300M entries at 1e-6), touches
 /// every page, UNLINKs it and returns the server time UNLINK took.
 fn unlink_huge_filter(c: &mut Conn) -> i64 {
     assert_eq!(

@@ -1,5 +1,5 @@
 //! Bloom filters survive RDB reload, DUMP/RESTORE and an AOF rewrite without
-//! RDB preamble (COMPAT §6.1, §6.3) bit for bit.
+//! RDB preamble (docs/bloom.md §9, §11) bit for bit.
 mod common;
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ fn populate(c: &mut Conn) -> Vec<&'static str> {
     filters::load_ok(c, Fam::Bf, "legacy32", &pairs);
     assert_eq!(line(c, "BF.ADD legacy32 foo"), int(1));
     assert!(debug_lines(c, "legacy32")[1].contains("hashwidth:32"));
-    // Its bits are those of §3.4 for the 32-bit pair of "foo".
+    // Its bits are those of docs/bloom.md §5 for the 32-bit pair of "foo".
     let bits = &filters::scandump(c, Fam::Bf, "legacy32")[1].1;
     let set: Vec<usize> = (0..1152)
         .filter(|i| bits[i / 8] & (1 << (i % 8)) != 0)

@@ -1,10 +1,10 @@
 //! `COMMAND INFO` / `COMMAND DOCS` / `COMMAND GETKEYS` as RedisBloom 8.x
-//! registers them (COMPAT §1.4 arity, §1.5 key specs, docs and arguments).
+//! registers them (docs/module.md §2.1 arity, §2.3 key specs, docs and arguments).
 mod common;
 use common::*;
 
-/// One row of COMPAT §1.4/§1.5. `args` is the argument tree in COMPAT's
-/// notation: `name:type[TOKEN]{flags}(sub-arguments)`.
+/// One row of docs/module.md §2.1/§2.3. `args` is the argument tree in the
+/// notation of §2.3: `name:type[TOKEN]{flags}(sub-arguments)`.
 struct Row {
     name: &'static str,
     arity: i64,
@@ -198,7 +198,7 @@ fn docs(c: &mut Conn, flavor: Flavor, name: &str) -> Reply {
     strip_display_text(&m[0].1, flavor)
 }
 
-/// An argument list in COMPAT notation: `name:type[TOKEN]{flags}(subargs)`.
+/// An argument list in the notation of docs/module.md §2.3: `name:type[TOKEN]{flags}(subargs)`.
 fn signature(args: &Reply) -> String {
     args.as_array()
         .iter()

@@ -1,4 +1,4 @@
-//! COMPAT §8.1, Cuckoo items 1–7, 12, 14, 15: inputs that crash or corrupt
+//! docs/differences.md §1, Cuckoo items 1–7, 12, 14, 15: inputs that crash or corrupt
 //! RedisBloom must get an error reply (or the correct result) here, and the
 //! server must stay alive (PING after every case; the harness also fails a
 //! test whose server log shows a crash or a caught panic).
@@ -68,7 +68,7 @@ fn dump_helpers_reproduce_genuine_payloads() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         assert_eq!(line(&mut c, "CONFIG SET rdbcompression no"), ok());
-        // COMPAT §6.2 example: CF.RESERVE cf 8 EXPANSION 2 + 20 adds + 1 delete.
+        // docs/cuckoo.md §13 example: CF.RESERVE cf 8 EXPANSION 2 + 20 adds + 1 delete.
         assert_eq!(line(&mut c, "CF.RESERVE cf 8 EXPANSION 2"), ok());
         for i in 0..20 {
             assert_eq!(line(&mut c, &format!("CF.ADD cf {i}")), int(1));

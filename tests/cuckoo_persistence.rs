@@ -1,5 +1,5 @@
 //! Cuckoo filters survive RDB (DEBUG RELOAD, restart, DUMP/RESTORE) and an
-//! AOF rewrite without RDB preamble (COMPAT §6.2, §6.3) exactly: every
+//! AOF rewrite without RDB preamble (docs/cuckoo.md §13, §15) exactly: every
 //! SCANDUMP byte, CF.INFO and CF.DEBUG value.
 mod common;
 use common::filters::{snapshot, Snapshot};
@@ -131,7 +131,7 @@ fn aof_rewrite_without_preamble() {
         let text = s.base_aof();
         let count = text.windows(12).filter(|w| w == b"CF.LOADCHUNK").count();
         // Per filter: the header and one command per chunk, also for the
-        // filters without items (§6.3), whose single sub-filter is one chunk.
+        // filters without items (docs/cuckoo.md §15), whose single sub-filter is one chunk.
         let expected: usize = before
             .iter()
             .map(|b| if b.dump.is_empty() { 2 } else { b.dump.len() })

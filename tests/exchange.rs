@@ -429,7 +429,7 @@ fn move_by_chunks(fam: Fam, src: &mut Side, dst: &mut Side, how: &str) -> Vec<St
             }
         };
         if pairs.is_empty() {
-            // An empty Cuckoo filter cannot be dumped (COMPAT §6.5 step 3).
+            // An empty Cuckoo filter cannot be dumped (docs/cuckoo.md §14 step 3).
             assert_eq!(fam, Fam::Cf, "{how}: empty SCANDUMP of {}", spec.key);
             continue;
         }

@@ -15,7 +15,7 @@ fn bpe(error: f64) -> f64 {
     -(error.ln() / LN2SQC)
 }
 
-/// One 53-byte link record of a BF.SCANDUMP header (COMPAT §6.4), with the
+/// One 53-byte link record of a BF.SCANDUMP header (docs/bloom.md §10), with the
 /// bpe and hash count creation would derive from `error`.
 fn bf_link(bytes: u64, size: u64, error: f64, entries: u64) -> Vec<u8> {
     let bpe = bpe(error);
@@ -250,7 +250,7 @@ fn maxmemory_denies_writes_without_partial_effects() {
 /// probe but the last in every link. BF.EXISTS / BF.ADD of that item then do
 /// the worst-case 1100 x 1075 = 1.18 million probes into 9 MiB; at well under
 /// 10 ns per probe that is < 15 ms, so 50 ms is a safe bound even on a loaded
-/// 2-core machine, while RedisBloom's unbounded hash count (COMPAT §8.1
+/// 2-core machine, while RedisBloom's unbounded hash count (docs/differences.md §1
 /// item 11: 0.2 s to seconds per command) would exceed it.
 #[test]
 fn crafted_bloom_filter_cannot_make_a_command_slow() {

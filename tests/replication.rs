@@ -1,4 +1,4 @@
-//! Replication (COMPAT §1.4 "replicated" column): a master and a real
+//! Replication (docs/module.md §2.1 "replicated" column): a master and a real
 //! replica; after a seeded random stream of every write command of both
 //! families (including failing ones) every key is identical on the replica,
 //! both through the command stream and after a full resync from RDB.
@@ -154,7 +154,7 @@ fn replica_is_identical_after_every_write_command() {
         assert_coverage(&stream, false);
         assert_growth(&mut mc);
 
-        // COMPAT §1.4 / §5.11: a CF insert that fails before processing
+        // docs/module.md §2.1 / docs/cuckoo.md §12.3: a CF insert that fails before processing
         // items (here `Maximum expansions reached` right after the
         // auto-creation, with cf-max-expansions 1) replicates nothing, yet
         // the master keeps the empty filter it created. The test asserts that

@@ -1,5 +1,5 @@
-//! BF.* command handlers (COMPAT §5.1–§5.8): arity and parsing (in the core),
-//! key lookup, the core operation, the reply, replication (§1.4).
+//! BF.* command handlers (docs/bloom.md §8): arity and parsing (in the core),
+//! key lookup, the core operation, the reply, replication (docs/module.md §2.1).
 
 use rsbloom_core::args::bloom::{
     bf_autocreate, parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter,
@@ -79,7 +79,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
 // ---- BF.ADD / BF.MADD / BF.INSERT ----
 
 /// Adds `items` in order, replying one element per processed item; stops
-/// after a "full" element (§5.2). Returns the number of elements replied.
+/// after a "full" element (docs/bloom.md §8.2). Returns the number of elements replied.
 fn add_items(ctx: &Ctx, chain: &mut Chain, items: &[RStr]) -> usize {
     let mut replied = 0;
     chain.add_batch(items, |outcome| {
@@ -162,7 +162,7 @@ pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
 // ---- BF.EXISTS / BF.MEXISTS ----
 
 /// Replies one bool per item; a missing key or a key of another type holds
-/// nothing (§5.0: 0, not WRONGTYPE).
+/// nothing (docs/module.md §4: 0, not WRONGTYPE).
 fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr]) {
     let mut key = ctx.open_key(name, false);
     match key.get::<Chain>() {
@@ -285,7 +285,7 @@ pub fn debug(ctx: &Ctx, args: &[RStr]) -> Reply {
 
 // ---- BF.SCANDUMP / BF.LOADCHUNK ----
 
-/// BF.SCANDUMP key iterator (§6.4): arity → key → iterator.
+/// BF.SCANDUMP key iterator (docs/bloom.md §10): arity → key → iterator.
 pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
     let [_, name, iter] = args else {
         return Err(ReplyError::WrongArity);
@@ -305,7 +305,7 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
     Ok(())
 }
 
-/// BF.LOADCHUNK key iterator data (§6.4): arity → iterator → key.
+/// BF.LOADCHUNK key iterator data (docs/bloom.md §10): arity → iterator → key.
 pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> Reply {
     let [_, name, iter, data] = args else {
         return Err(ReplyError::WrongArity);

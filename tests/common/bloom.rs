@@ -1,5 +1,5 @@
 //! Helpers for the Bloom (BF.*) tests: other-type keys, BF.DEBUG / BF.INFO
-//! access and the BF.SCANDUMP header layout (COMPAT §6.4).
+//! access and the BF.SCANDUMP header layout (docs/bloom.md §10).
 
 use super::{flavors, line, ok, simple, Conn, Module, Reply, Server};
 use crate::args;
@@ -56,7 +56,7 @@ pub fn info_field(c: &mut Conn, key: &str, field: &str) -> Reply {
     }
 }
 
-/// Header field offsets (§6.4); link fields are relative to `link(k)`.
+/// Header field offsets (docs/bloom.md §10); link fields are relative to `link(k)`.
 pub mod header {
     pub const SIZE: usize = 0;
     pub const LINKS: usize = 8;

@@ -1,4 +1,4 @@
-//! Number parsing with exactly the server's semantics (§5.0), so that every
+//! Number parsing with exactly the server's semantics (docs/module.md §4), so that every
 //! argument accepted or rejected by RedisBloom is accepted or rejected here.
 
 use std::ffi::CStr;

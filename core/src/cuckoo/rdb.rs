@@ -1,4 +1,4 @@
-//! Cuckoo RDB value (`MBbloomCF`, §6.2).
+//! Cuckoo RDB value (`MBbloomCF`, docs/cuckoo.md §13).
 
 use super::{next_pow2, sub_filter_buckets, valid_params, CuckooFilter, SubFilter};
 use crate::rdb::{RdbSink, RdbSource, ReadError};
