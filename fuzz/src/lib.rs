@@ -15,6 +15,9 @@
 
 use std::collections::HashMap;
 
+mod cms;
+pub use cms::{cms_args, cms_model, cms_rdb};
+
 use rsbloom_core::args::bloom::{
     parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter, parse_scandump_iter,
 };
@@ -42,7 +45,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, Target); 9] = [
+pub const TARGETS: [(&str, Target); 12] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -52,6 +55,9 @@ pub const TARGETS: [(&str, Target); 9] = [
     ("args", args),
     ("bloom_model", bloom_model),
     ("cuckoo_model", cuckoo_model),
+    ("cms_rdb", cms_rdb),
+    ("cms_args", cms_args),
+    ("cms_model", cms_model),
 ];
 
 // ---------------------------------------------------------------------------
@@ -1464,6 +1470,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     ] {
         out.push(("args", line.to_vec()));
     }
+    out.extend(cms::seeds());
     out
 }
 
