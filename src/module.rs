@@ -10,10 +10,15 @@ use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::slot_migration::{self, Interface as SlotMigration};
 use crate::ffi::{api, RStr};
-use crate::{bloom, config, cuckoo, tdigest};
+use crate::{bloom, cms, config, cuckoo, tdigest};
 
 /// Every family, in RedisBloom's registration order.
-pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY, &tdigest::FAMILY];
+pub static FAMILIES: &[&Family] = &[
+    &bloom::FAMILY,
+    &cuckoo::FAMILY,
+    &cms::FAMILY,
+    &tdigest::FAMILY,
+];
 
 /// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.

@@ -12,13 +12,20 @@
 //! the target's replica agrees, and the source holds nothing of the slots.
 //! Servers without atomic slot migration are skipped (the module declares
 //! it only where the server offers it: `tests/module.rs`).
+//!
+//! The filters are created and written through redis-rs's cluster client,
+//! which follows the slots to their new owner; the standalone replay goes
+//! through redis-rs too, so that replies compare as the same client sees
+//! them.
 mod common;
-use common::cluster::{key_slot, Cluster, ClusterClient};
+use common::client::{self, query, try_query};
+use common::cluster::{keyslot, redirects, Cluster};
 use common::diff::{sargs, Args};
 use common::stream::{assert_same, snapshot, KeySnap};
 use common::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use redis::{ConnectionLike, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -50,13 +57,22 @@ fn with(mut head: Args, rest: Vec<Vec<u8>>) -> Args {
     head
 }
 
-/// Hash tags whose slots lie in `range`, `n` of them, distinct slots.
-fn tags(range: std::ops::Range<u16>, n: usize) -> Vec<String> {
+/// A command's reply as redis-rs gives it, an error as its text: the same
+/// through the cluster client and a plain connection.
+type Answer = Result<Value, String>;
+
+fn answer(c: &mut dyn ConnectionLike, cmd: &Args) -> Answer {
+    try_query(c, cmd).map_err(|e| e.to_string())
+}
+
+/// Hash tags whose slots (as node `via` computes them) lie in `range`, `n`
+/// of them, distinct slots.
+fn tags(via: u16, range: std::ops::Range<u16>, n: usize) -> Vec<String> {
     let mut seen = Vec::new();
     (0..)
         .map(|i| format!("{{asm{i}}}"))
         .filter(|t| {
-            let s = key_slot(t.as_bytes());
+            let s = keyslot(via, t);
             let fresh = range.contains(&s) && !seen.contains(&s);
             if fresh {
                 seen.push(s);
@@ -198,23 +214,11 @@ fn draw(rng: &mut SmallRng, f: &Filter, n: usize, compact_key: &str, deleted: &m
 /// `CLUSTER GETSLOTMIGRATIONS` entries of `operation` (IMPORT / EXPORT), as
 /// field → value maps, oldest first.
 fn migrations(port: u16, operation: &str) -> Vec<HashMap<String, String>> {
-    let r = Conn::connect(port)
-        .expect("connect")
-        .cmd(&["CLUSTER", "GETSLOTMIGRATIONS"]);
-    r.as_array()
-        .iter()
-        .map(|job| {
-            job.as_array()
-                .chunks(2)
-                .map(|kv| {
-                    let v = match &kv[1] {
-                        Reply::Int(i) => i.to_string(),
-                        other => String::from_utf8_lossy(other.as_bytes()).into_owned(),
-                    };
-                    (String::from_utf8_lossy(kv[0].as_bytes()).into_owned(), v)
-                })
-                .collect::<HashMap<_, _>>()
-        })
+    let jobs: Vec<HashMap<String, String>> = query(
+        &mut client::connect(port),
+        &["CLUSTER", "GETSLOTMIGRATIONS"],
+    );
+    jobs.into_iter()
         .filter(|m| m.get("operation").map(String::as_str) == Some(operation))
         .collect()
 }
@@ -320,15 +324,16 @@ fn migration_test(flavor: Flavor) {
     let mut dst = Conn::connect(target).expect("connect");
 
     // ---- Filters in the migrated slots, bystanders in the source's others.
-    let set = filters(&tags(0..MIGRATED, 8));
+    let set = filters(&tags(source, 0..MIGRATED, 8));
     let compact_key = set.last().expect("compact key").key.clone();
-    let bystanders = small(&tags(MIGRATED..own_end, 2));
-    let mut c = ClusterClient::new(&ports);
-    let mut log: Vec<(Args, Reply)> = Vec::new();
+    let bystanders = small(&tags(source, MIGRATED..own_end, 2));
+    let client = cluster.client();
+    let mut c = client.get_connection().expect("cluster connection");
+    let mut log: Vec<(Args, Answer)> = Vec::new();
     for f in set.iter().chain(&bystanders) {
         for cmd in std::iter::once(&f.create).chain(&f.fill) {
-            let r = c.cmd(cmd);
-            assert!(!r.is_error(), "{}: {r:?}", show(cmd));
+            let r = answer(&mut c, cmd);
+            assert!(r.is_ok(), "{}: {r:?}", show(cmd));
             if set.iter().any(|s| s.key == f.key) {
                 log.push((cmd.clone(), r));
             }
@@ -393,22 +398,23 @@ fn migration_test(flavor: Flavor) {
     // ---- The migration, under writes from another client.
     let stop = Arc::new(AtomicBool::new(false));
     let written = Arc::new(AtomicUsize::new(0));
+    let moved_before = redirects(&[source]).moved;
     let writer = {
         let (stop, written) = (stop.clone(), written.clone());
-        let (set, ports, compact_key) = (set.clone(), ports.clone(), compact_key.clone());
+        let (set, client, compact_key) = (set.clone(), client.clone(), compact_key.clone());
         thread::spawn(move || {
-            let mut c = ClusterClient::new(&ports);
+            let mut c = client.get_connection().expect("cluster connection");
             let mut rng = SmallRng::seed_from_u64(12);
-            let mut out: Vec<(Args, Reply, Instant)> = Vec::new();
+            let mut out: Vec<(Args, Answer, Instant)> = Vec::new();
             let mut deleted = 0;
             while !stop.load(Ordering::SeqCst) {
                 let f = &set[rng.gen_range(0..set.len())];
                 let cmd = draw(&mut rng, f, out.len(), &compact_key, &mut deleted);
-                let r = c.cmd(&cmd);
+                let r = answer(&mut c, &cmd);
                 out.push((cmd, r, Instant::now()));
                 written.store(out.len(), Ordering::SeqCst);
             }
-            (out, c.moved)
+            out
         })
     };
     let writes_reach = |n: usize| {
@@ -431,22 +437,22 @@ fn migration_test(flavor: Flavor) {
     // Writes go on at the new owner.
     writes_reach(written.load(Ordering::SeqCst) + WRITES_AROUND);
     stop.store(true, Ordering::SeqCst);
-    let (writes, moved) = writer.join().expect("writer thread");
+    let writes = writer.join().expect("writer thread");
     let during = writes
         .iter()
         .filter(|(_, _, t)| *t >= started && *t <= done)
         .count();
+    let moved = redirects(&[source]).moved - moved_before;
     assert!(moved > 0, "the writer was redirected to the new owner");
 
     // ---- The same commands on a standalone server: same replies, same filters.
     let model = Server::start(flavor, Module::Rsbloom);
     let mut m = model.conn();
+    let mut plain = client::connect(model.port);
     log.extend(writes.into_iter().map(|(a, r, _)| (a, r)));
-    for chunk in log.chunks(500) {
-        let cmds: Vec<Args> = chunk.iter().map(|(a, _)| a.clone()).collect();
-        for ((cmd, want), got) in chunk.iter().zip(m.pipeline(&cmds)) {
-            assert_eq!(&got, want, "{}: standalone vs cluster reply", show(cmd));
-        }
+    for (cmd, want) in &log {
+        let got = answer(&mut plain, cmd);
+        assert_eq!(&got, want, "{}: standalone vs cluster reply", show(cmd));
     }
     let keep: Vec<&Filter> = set.iter().collect();
     cluster.wait_converged("cluster after the migration");
@@ -474,9 +480,9 @@ fn migration_test(flavor: Flavor) {
     for (cmd, r) in &log {
         if cmd[1] == compact_key.as_bytes() {
             match (cmd[0].as_slice(), r) {
-                (b"CF.ADD", Reply::Int(1)) => *live.entry(cmd[2].clone()).or_default() += 1,
-                (b"CF.DEL", Reply::Int(1)) => *live.entry(cmd[2].clone()).or_default() -= 1,
-                (b"CF.INSERT", Reply::Array(_)) => {
+                (b"CF.ADD", Ok(Value::Int(1))) => *live.entry(cmd[2].clone()).or_default() += 1,
+                (b"CF.DEL", Ok(Value::Int(1))) => *live.entry(cmd[2].clone()).or_default() -= 1,
+                (b"CF.INSERT", Ok(Value::Array(_))) => {
                     for it in &cmd[3..] {
                         *live.entry(it.clone()).or_default() += 1;
                     }
@@ -486,10 +492,10 @@ fn migration_test(flavor: Flavor) {
         }
     }
     for (it, n) in live.iter().filter(|(_, &n)| n > 0) {
-        let r = dst.cmd(&[b"CF.COUNT", compact_key.as_bytes(), it.as_slice()]);
+        let count: i64 = query(&mut c, &[b"CF.COUNT", compact_key.as_bytes(), it]);
         assert!(
-            r.as_int() >= *n,
-            "{compact_key} {:?}: CF.COUNT {r:?}",
+            count >= *n,
+            "{compact_key} {:?}: CF.COUNT {count}",
             String::from_utf8_lossy(it)
         );
     }

@@ -1,46 +1,14 @@
-//! Redis Cluster helpers: a six-node cluster of test servers and a small
-//! cluster-aware client (CRC16 key slots with hash tags, slot map from
-//! `CLUSTER SLOTS`, `MOVED`/`ASK` redirections, refresh on errors).
+//! Redis Cluster helpers: a six-node cluster of test servers, its
+//! administration node by node, and redis-rs's cluster client for the
+//! commands a test routes by key ([`Cluster::client`]).
 
 use std::collections::HashMap;
 use std::process::Command;
 use std::time::Duration;
 
-use super::resp::{Conn, Reply};
+use super::resp::Conn;
 use super::server::{Flavor, Module, Server};
 use super::{info, wait};
-
-pub const SLOTS: usize = 16384;
-
-/// CRC16/XMODEM (polynomial 0x1021, initial value 0), as Redis Cluster uses.
-pub fn crc16(data: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &b in data {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc
-}
-
-/// The hash slot of `key`: only the part between the first `{` and the
-/// next `}` counts, when that part is not empty.
-pub fn key_slot(key: &[u8]) -> u16 {
-    let mut hashed = key;
-    if let Some(open) = key.iter().position(|&b| b == b'{') {
-        if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
-            if len > 0 {
-                hashed = &key[open + 1..open + 1 + len];
-            }
-        }
-    }
-    crc16(hashed) % SLOTS as u16
-}
 
 /// Six servers (three masters with one replica each) formed into a cluster
 /// with `redis-cli --cluster create`.
@@ -258,6 +226,25 @@ impl Cluster {
         out
     }
 
+    /// redis-rs's cluster client, seeded with every live node. Its retry
+    /// waits (1.28 s and up, growing to minutes over 16 retries) are cut so
+    /// that a command retried on TRYAGAIN/CLUSTERDOWN/LOADING gives up
+    /// within the harness deadline ([`wait::STATE`]) instead of hanging.
+    pub fn client(&self) -> redis::cluster::ClusterClient {
+        let seeds = self
+            .live_ports()
+            .into_iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"));
+        redis::cluster::ClusterClient::builder(seeds)
+            .retries(24)
+            .min_retry_wait(10)
+            .max_retry_wait(2000)
+            .connection_timeout(Duration::from_secs(10))
+            .response_timeout(wait::STATE)
+            .build()
+            .expect("cluster client")
+    }
+
     /// Node id of the node on `port` (`CLUSTER MYID`).
     pub fn node_id(port: u16) -> String {
         let mut c = Conn::connect(port).expect("connect");
@@ -309,6 +296,53 @@ fn addr_port(addr: &str) -> u16 {
         .expect("numeric port")
 }
 
+/// The hash slot of `key`, as the node on `via` computes it.
+pub fn keyslot(via: u16, key: &str) -> u16 {
+    let r = Conn::connect(via)
+        .expect("connect")
+        .cmd(&["CLUSTER", "KEYSLOT", key]);
+    r.as_int() as u16
+}
+
+/// The master serving `slot`, as the node on `via` sees it.
+pub fn owner(via: u16, slot: u16) -> Option<u16> {
+    cluster_slots(via)
+        .into_iter()
+        .find(|&(start, end, _)| (start..=end).contains(&slot))
+        .map(|(_, _, port)| port)
+}
+
+/// Cluster redirections the nodes answered (`MOVED`, `ASK`: `INFO
+/// errorstats`) and `ASKING` commands they received (`INFO commandstats`),
+/// summed over `ports`: what a client did, seen from the servers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Redirects {
+    pub moved: u64,
+    pub ask: u64,
+    pub asking: u64,
+}
+
+pub fn redirects(ports: &[u16]) -> Redirects {
+    // `errorstat_ASK:count=2`, `cmdstat_asking:calls=2,usec=…`.
+    let count = |text: &str, line: &str, field: &str| -> u64 {
+        info::find(text, line).map_or(0, |v| {
+            v.split(',')
+                .find_map(|kv| kv.strip_prefix(field)?.parse().ok())
+                .unwrap_or_else(|| panic!("{line}:{v}"))
+        })
+    };
+    let mut sum = Redirects::default();
+    for &p in ports {
+        let mut c = Conn::connect(p).expect("connect");
+        let errors = info::text(&mut c, "errorstats");
+        let commands = info::text(&mut c, "commandstats");
+        sum.moved += count(&errors, "errorstat_MOVED", "count=");
+        sum.ask += count(&errors, "errorstat_ASK", "count=");
+        sum.asking += count(&commands, "cmdstat_asking", "calls=");
+    }
+    sum
+}
+
 /// `(start, end, master port)` for every range in `CLUSTER SLOTS` of node `via`.
 pub fn cluster_slots(via: u16) -> Vec<(u16, u16, u16)> {
     let mut c = match Conn::connect(via) {
@@ -331,146 +365,4 @@ pub fn cluster_slots(via: u16) -> Vec<(u16, u16, u16)> {
             )
         })
         .collect()
-}
-
-/// A cluster-aware client: routes every command by the key at position 1.
-pub struct ClusterClient {
-    seeds: Vec<u16>,
-    slots: Vec<Option<u16>>,
-    conns: HashMap<u16, Conn>,
-    pub moved: usize,
-    pub asked: usize,
-    pub refreshes: usize,
-}
-
-impl ClusterClient {
-    pub fn new(seeds: &[u16]) -> ClusterClient {
-        let mut c = ClusterClient {
-            seeds: seeds.to_vec(),
-            slots: vec![None; SLOTS],
-            conns: HashMap::new(),
-            moved: 0,
-            asked: 0,
-            refreshes: 0,
-        };
-        c.refresh();
-        c
-    }
-
-    /// Reloads the slot map from the first seed that answers.
-    pub fn refresh(&mut self) {
-        self.refreshes += 1;
-        for &seed in &self.seeds {
-            let ranges = cluster_slots(seed);
-            if ranges.is_empty() {
-                continue;
-            }
-            self.slots = vec![None; SLOTS];
-            for (start, end, port) in ranges {
-                for s in start..=end {
-                    self.slots[s as usize] = Some(port);
-                }
-            }
-            return;
-        }
-        panic!("no seed node answered CLUSTER SLOTS");
-    }
-
-    /// Drops a node that was killed: no more connections or seeds to it.
-    pub fn forget(&mut self, port: u16) {
-        self.conns.remove(&port);
-        self.seeds.retain(|&p| p != port);
-    }
-
-    /// The master currently believed to serve `key`.
-    pub fn owner(&self, key: &[u8]) -> Option<u16> {
-        self.slots[key_slot(key) as usize]
-    }
-
-    fn conn(&mut self, port: u16) -> Option<&mut Conn> {
-        if let std::collections::hash_map::Entry::Vacant(e) = self.conns.entry(port) {
-            e.insert(Conn::connect(port).ok()?);
-        }
-        self.conns.get_mut(&port)
-    }
-
-    /// Runs one command whose key is `args[1]`, following redirections and
-    /// retrying while the cluster is down or the slot in transition, until
-    /// a deadline ([`wait::STATE`]).
-    pub fn cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
-        let slot = key_slot(args[1].as_ref()) as usize;
-        let mut ask_to: Option<u16> = None;
-        let key = String::from_utf8_lossy(args[1].as_ref()).into_owned();
-        wait::until_every(
-            &format!("an answer for key {key:?}"),
-            wait::STATE,
-            Duration::ZERO,
-            || {
-                let port = match ask_to.take() {
-                    Some(p) => {
-                        let c = self.conn(p).ok_or(format!("connect to ASK target {p}"))?;
-                        let r = c.cmd(&["ASKING"]);
-                        assert_eq!(r, Reply::Simple("OK".into()));
-                        p
-                    }
-                    None => match self.slots[slot] {
-                        Some(p) => p,
-                        None => return Err(self.pause_and_refresh(format!("slot {slot} unserved"))),
-                    },
-                };
-                let reply = match self.conn(port) {
-                    Some(c) => c.cmd(args),
-                    None => return Err(self.pause_and_refresh(format!("connect {port}"))),
-                };
-                if let Reply::Error(e) = &reply {
-                    let words: Vec<&str> = e.split(' ').collect();
-                    match words[0] {
-                        "MOVED" => {
-                            self.moved += 1;
-                            let to = redirect_port(words[2]);
-                            self.slots[words[1].parse::<usize>().expect("slot")] = Some(to);
-                            return Err(e.clone());
-                        }
-                        "ASK" => {
-                            self.asked += 1;
-                            ask_to = Some(redirect_port(words[2]));
-                            return Err(e.clone());
-                        }
-                        "CLUSTERDOWN" | "TRYAGAIN" | "LOADING" => {
-                            return Err(self.pause_and_refresh(format!("{port}: {e}")));
-                        }
-                        _ => {}
-                    }
-                }
-                Ok(reply)
-            },
-        )
-    }
-
-    /// Runs a command on every master (e.g. `WAIT`), returning port → reply.
-    pub fn on_masters<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Vec<(u16, Reply)> {
-        let mut ports: Vec<u16> = self.slots.iter().flatten().copied().collect();
-        ports.sort();
-        ports.dedup();
-        ports
-            .into_iter()
-            .map(|p| (p, self.conn(p).expect("connect to master").cmd(args)))
-            .collect()
-    }
-
-    /// Waits a little and reloads the slot map; returns `seen` (what
-    /// made the command retry).
-    fn pause_and_refresh(&mut self, seen: String) -> String {
-        std::thread::sleep(Duration::from_millis(100));
-        self.refresh();
-        seen
-    }
-}
-
-fn redirect_port(addr: &str) -> u16 {
-    addr.rsplit(':')
-        .next()
-        .expect("port")
-        .parse()
-        .expect("numeric port")
 }

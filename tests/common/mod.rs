@@ -2,7 +2,9 @@
 #![allow(dead_code, unused_imports)] // each test binary uses a different part
 
 pub mod bloom;
+pub mod client;
 pub mod cluster;
+pub mod cms;
 pub mod diff;
 pub mod dump;
 pub mod filters;
