@@ -106,6 +106,7 @@ required!(
     RedisModule_LoadStringBuffer,
     RedisModule_IsIOError,
     RedisModule_EmitAOF,
+    RedisModule_GetContextFromIO,
     RedisModule_Call,
     RedisModule_CallReplyStringPtr,
     RedisModule_FreeCallReply,
