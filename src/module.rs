@@ -9,10 +9,10 @@ use crate::family::Family;
 use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::{api, RStr};
-use crate::{bloom, config, cuckoo};
+use crate::{bloom, config, cuckoo, topk};
 
 /// Every family, in RedisBloom's registration order.
-pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY];
+pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY, &topk::FAMILY];
 
 /// The RedisBloom release whose behaviour rsbloom matches (COMPAT §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.

@@ -11,3 +11,4 @@ pub mod cuckoo;
 pub mod hash;
 pub mod prefetch;
 pub mod rdb;
+pub mod topk;

@@ -42,6 +42,9 @@ pub trait DataType: Sized + 'static {
     fn try_clone(&self) -> Option<Self>;
     /// The large storage blocks, which active defragmentation may move.
     fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block));
+    /// Blocks holding pointers to other blocks: moved by active
+    /// defragmentation like the others, but never discarded before the drop.
+    fn for_each_linked_block_mut(&mut self, _f: &mut dyn FnMut(&mut dyn Block)) {}
 }
 
 /// Per-type server state: the registered type and its statistics.
@@ -204,7 +207,8 @@ unsafe extern "C" fn defrag<T: DataType>(
     }
     if let Some(v) = slot.cast::<T>().as_mut() {
         guarded("defrag", (), || {
-            v.for_each_block_mut(&mut |block| defrag_block(ctx, block))
+            v.for_each_block_mut(&mut |block| defrag_block(ctx, block));
+            v.for_each_linked_block_mut(&mut |block| defrag_block(ctx, block));
         });
     }
     0

@@ -123,7 +123,6 @@ impl AofWriter {
     /// rewriting process (RDB version and CRC included): how RedisBloom
     /// rewrites the types that have no LOADCHUNK. A key DUMP cannot
     /// serialize is logged and skipped, as RedisBloom does.
-    #[allow(dead_code)] // until the first type without LOADCHUNK lands
     pub fn restore_from_dump(&mut self) {
         let ctx = rm!(RedisModule_GetContextFromIO(self.aof));
         let reply = rm!(RedisModule_Call(

@@ -10,6 +10,7 @@ pub mod info;
 pub mod resp;
 pub mod server;
 pub mod stream;
+pub mod topk;
 
 pub use filters::Fam;
 pub use resp::{Conn, Reply};

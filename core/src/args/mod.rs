@@ -7,6 +7,7 @@
 pub mod bloom;
 pub mod cuckoo;
 pub mod num;
+pub mod topk;
 
 pub use num::{parse_f64, parse_i64};
 
