@@ -28,7 +28,7 @@ test:
 test-long:
 	scripts/ensure-deps.sh test
 	$(CARGO) build --release
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test differential -- --nocapture
+	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test differential --test topk_differential -- --nocapture
 
 ## Fuzzing (fuzz/README.md): cargo-fuzz on the stable toolchain through
 ## RUSTC_BOOTSTRAP (cargo-fuzz needs -Z flags). `make fuzz` runs every target
