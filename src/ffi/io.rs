@@ -124,7 +124,13 @@ impl AofWriter {
     /// rewrites the types that have no LOADCHUNK. A key DUMP cannot
     /// serialize is logged and skipped, as RedisBloom does.
     pub fn restore_from_dump(&mut self) {
-        let ctx = rm!(RedisModule_GetContextFromIO(self.aof));
+        // The I/O context has no client, which RedisModule_Call needs (to
+        // take its database from): a detached context brings a fake one,
+        // switched to the database being rewritten. The rewrite runs in a
+        // forked child with no other thread, so no lock is taken.
+        let db = rm!(RedisModule_GetDbIdFromIO(self.aof));
+        let ctx = rm!(RedisModule_GetThreadSafeContext(std::ptr::null_mut()));
+        rm!(RedisModule_SelectDb(ctx, db));
         let reply = rm!(RedisModule_Call(
             ctx,
             c"DUMP".as_ptr(),
@@ -156,6 +162,7 @@ impl AofWriter {
         if !reply.is_null() {
             rm!(RedisModule_FreeCallReply(reply));
         }
+        rm!(RedisModule_FreeThreadSafeContext(ctx));
     }
 }
 
