@@ -254,3 +254,76 @@ fn rsbloom_replica_of_a_redisbloom_master() {
 fn redisbloom_replica_of_an_rsbloom_master() {
     cross(Module::Rsbloom, Module::Reference);
 }
+
+/// Top-K with decay < 1 (docs/topk.md §3.5): RedisBloom draws from the
+/// process-global rand(), so its replica decays differently from its
+/// master; rsbloom's draws come from each key's own generator, saved with
+/// the key, so the replica is byte-identical — through the command stream,
+/// after a full resync, and when the stream goes on after it.
+#[test]
+fn topk_replica_decays_exactly_like_its_master() {
+    let seed = common::stream::seed();
+    println!("Top-K replication seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
+    for flavor in flavors() {
+        let master = start(flavor, Module::Rsbloom, None);
+        let mut replica = start(flavor, Module::Rsbloom, Some(master.port));
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        wait_link_up(&mut rc);
+        let mut stream = common::topk::TopkStream::new(seed);
+        stream.run(&mut mc, 6000, true, false);
+        sync(&mut mc, &mut rc);
+        let state = common::topk::state(&mut mc, true);
+        assert!(state.iter().all(|(_, d, _)| matches!(d, Reply::Bulk(_))));
+        assert_eq!(
+            state,
+            common::topk::state(&mut rc, true),
+            "{flavor:?} stream"
+        );
+        // TOPK.COUNT is read-only in 8.x: a replica answers it.
+        assert!(matches!(
+            rc.cmd(&["TOPK.COUNT", "tk0", "i1"]),
+            Reply::Array(_)
+        ));
+        assert!(rc
+            .cmd(&["TOPK.ADD", "tk0", "i1"])
+            .error_text()
+            .starts_with("READONLY"));
+
+        let full = sync_full(&mut mc);
+        restart_empty(&mut replica);
+        let mut rc = replica.conn();
+        wait_link_up(&mut rc);
+        sync(&mut mc, &mut rc);
+        assert_eq!(sync_full(&mut mc), full + 1, "full resync");
+        assert_eq!(
+            common::topk::state(&mut mc, true),
+            common::topk::state(&mut rc, true),
+            "{flavor:?} full resync"
+        );
+        stream.run(&mut mc, 2000, false, false);
+        sync(&mut mc, &mut rc);
+        assert_eq!(
+            common::topk::state(&mut mc, true),
+            common::topk::state(&mut rc, true),
+            "{flavor:?} after resync"
+        );
+    }
+}
+
+/// The defect rsbloom fixes, shown on RedisBloom 2.8.2 with the same stream.
+#[test]
+fn redisbloom_topk_replica_diverges_from_its_master() {
+    let seed = common::stream::seed();
+    let master = start(Flavor::Redis, Module::Reference, None);
+    let replica = start(Flavor::Redis, Module::Reference, Some(master.port));
+    let (mut mc, mut rc) = (master.conn(), replica.conn());
+    wait_link_up(&mut rc);
+    let mut stream = common::topk::TopkStream::new(seed);
+    stream.run(&mut mc, 6000, true, true);
+    sync(&mut mc, &mut rc);
+    assert_ne!(
+        common::topk::state(&mut mc, false),
+        common::topk::state(&mut rc, false),
+        "seed {seed}"
+    );
+}

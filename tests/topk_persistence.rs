@@ -13,14 +13,7 @@ use std::time::{Duration, Instant};
 
 /// A mix of sketches with decay < 1 written by the seeded stream.
 fn fill(c: &mut Conn, seed: u64, n: usize) {
-    let mut stream = TopkStream::new(seed);
-    let mut cmds = stream.setup();
-    for _ in 0..n {
-        cmds.extend(stream.next());
-    }
-    for chunk in cmds.chunks(500) {
-        c.pipeline(chunk);
-    }
+    TopkStream::new(seed).run(c, n, true, false);
 }
 
 fn dumps(c: &mut Conn, keys: &[&str], cmd: &[&str]) -> Vec<Reply> {

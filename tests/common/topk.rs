@@ -152,4 +152,42 @@ impl TopkStream {
             _ => vec![sargs(&["TOPK.QUERY", &key, "i1", "i2", "i3"])],
         }
     }
+
+    /// Sends `n` stream steps (after the setup when `setup`), pipelined.
+    /// For RedisBloom without bad increments: it answers one before the
+    /// last pair with a short array (docs/topk.md §4.3), which would
+    /// desynchronise the pipeline.
+    pub fn run(&mut self, c: &mut Conn, n: usize, setup: bool, redisbloom: bool) {
+        let mut cmds = if setup { self.setup() } else { Vec::new() };
+        for _ in 0..n {
+            cmds.extend(self.next());
+        }
+        let bad = |a: &[u8]| a == b"-1" || a == b"100001";
+        cmds.retain(|c| {
+            !(redisbloom && c[0] == b"TOPK.INCRBY" && c.iter().skip(3).step_by(2).any(|a| bad(a)))
+        });
+        for chunk in cmds.chunks(200) {
+            c.pipeline(chunk);
+        }
+    }
+}
+
+/// Every stream key: its DUMP and DEBUG DIGEST-VALUE (rsbloom), or its
+/// LIST WITHCOUNT only (`digests` false: any module).
+pub fn state(c: &mut Conn, digests: bool) -> Vec<(String, Reply, Reply)> {
+    STREAM_KEYS
+        .iter()
+        .map(|k| {
+            if digests {
+                let digest = c.cmd(&["DEBUG", "DIGEST-VALUE", k]);
+                (k.to_string(), c.cmd(&["DUMP", k]), digest)
+            } else {
+                (
+                    k.to_string(),
+                    c.cmd(&["TOPK.LIST", k, "WITHCOUNT"]),
+                    Reply::Nil,
+                )
+            }
+        })
+        .collect()
 }
