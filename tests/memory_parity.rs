@@ -127,3 +127,81 @@ fn identical_filters_take_identical_used_memory() {
         "used_memory differs: {mismatches:#?}"
     );
 }
+
+/// Top-K (docs/topk.md §3.8): the record, buckets, heap and every item
+/// copy take RedisBloom's allocations, also after the items were reloaded
+/// from RDB (then held in the loaded buffers) and after expulsions.
+#[test]
+fn identical_topk_sketches_take_identical_used_memory() {
+    let adds = |n: usize, len: usize| -> Vec<Vec<Vec<u8>>> {
+        (0..n)
+            .map(|i| sargs(&["TOPK.ADD", "k", &format!("{i:0>len$}"), "", "bin\0ary"]))
+            .collect()
+    };
+    let reload = vec![sargs(&["DEBUG", "RELOAD"])];
+    let topk_cases = vec![
+        case(
+            "TopK 1x1x1",
+            &["TOPK.RESERVE", "k", "1", "1", "1", "1"],
+            vec![],
+        ),
+        case("TopK defaults", &["TOPK.RESERVE", "k", "3"], vec![]),
+        case(
+            "TopK 50 2000x7",
+            &["TOPK.RESERVE", "k", "50", "2000", "7", "0.925"],
+            vec![],
+        ),
+        case(
+            "TopK 1000 100x3",
+            &["TOPK.RESERVE", "k", "1000", "100", "3", "1"],
+            vec![],
+        ),
+        case(
+            "TopK items of 1..40 bytes",
+            &["TOPK.RESERVE", "k", "100", "64", "4", "1"],
+            adds(40, 1),
+        ),
+        case(
+            "TopK long items",
+            &["TOPK.RESERVE", "k", "20", "64", "4", "1"],
+            adds(30, 100),
+        ),
+        case(
+            "TopK expulsions",
+            &["TOPK.RESERVE", "k", "5", "8", "3", "0.9"],
+            adds(300, 7),
+        ),
+        case(
+            "TopK reloaded",
+            &["TOPK.RESERVE", "k", "30", "64", "4", "1"],
+            [adds(25, 12), reload.clone()].concat(),
+        ),
+    ];
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(Flavor::Redis, m));
+    let mut conns = servers.each_ref().map(Server::conn);
+    for c in &mut conns {
+        for case in &topk_cases {
+            growth(c, case);
+        }
+    }
+    let mut mismatches = Vec::new();
+    for case in &topk_cases {
+        let [rs, reference] = conns.each_mut().map(|c| growth(c, case));
+        assert!(rs > 0, "{}: no growth measured", case.name);
+        let usage = conns.each_mut().map(|c| {
+            for cmd in &case.cmds {
+                c.cmd(cmd);
+            }
+            let u = c.cmd(&["MEMORY", "USAGE", "k"]);
+            c.cmd(&["DEL", "k"]);
+            u
+        });
+        if rs != reference || usage[0] != usage[1] {
+            mismatches.push(format!(
+                "{}: used_memory rsbloom {rs}, RedisBloom {reference}; MEMORY USAGE {:?}",
+                case.name, usage
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "memory differs: {mismatches:#?}");
+}

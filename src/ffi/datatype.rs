@@ -296,6 +296,7 @@ mod tests {
     fn moves_everything<T: DataType>(mut value: T, mut write: impl FnMut(&mut T)) {
         let mut blocks = 0;
         value.for_each_block_mut(&mut |_| blocks += 1);
+        value.for_each_linked_block_mut(&mut |_| blocks += 1);
         assert!(blocks > 1);
         let before = saved(&value);
         // SAFETY: test-only; no server is running in this process.
@@ -331,6 +332,13 @@ mod tests {
         }
         moves_everything(cf, |c| {
             c.insert(hash_item(b"after defrag"));
+        });
+        let mut topk = rsbloom_core::topk::TopK::new(20, 64, 4, 0.9).unwrap();
+        for i in 0..200 {
+            topk.add(format!("item{}", i % 37).as_bytes(), 1).unwrap();
+        }
+        moves_everything(topk, |t| {
+            t.add(b"after defrag", 500).unwrap();
         });
     }
 }
