@@ -33,6 +33,9 @@ use rsbloom_core::cuckoo::{
 };
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 
+mod topk;
+pub use topk::{topk_args, topk_model, topk_rdb};
+
 /// Largest allocation a check lets the core attempt when it could succeed.
 pub const ALLOC_CAP: u128 = 16 << 20;
 /// Allocations this big cannot succeed on x86-64 (47-bit user address space).
@@ -42,7 +45,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, Target); 9] = [
+pub const TARGETS: [(&str, Target); 12] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -52,6 +55,9 @@ pub const TARGETS: [(&str, Target); 9] = [
     ("args", args),
     ("bloom_model", bloom_model),
     ("cuckoo_model", cuckoo_model),
+    ("topk_rdb", topk_rdb),
+    ("topk_args", topk_args),
+    ("topk_model", topk_model),
 ];
 
 // ---------------------------------------------------------------------------
@@ -1463,6 +1469,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     ] {
         out.push(("args", line.to_vec()));
     }
+    out.extend(topk::seeds());
     out
 }
 

@@ -33,12 +33,17 @@ impl HeapEntry {
         self.item.as_deref().map(cstr)
     }
 
-    /// The item's full bytes; a record without item compares as empty.
-    pub(super) fn bytes(&self) -> &[u8] {
+    /// The item's full bytes; `None` for a record without item.
+    pub fn item(&self) -> Option<&[u8]> {
         self.item
             .as_deref()
             .and_then(|b| b.split_last())
-            .map_or(&[], |(_, bytes)| bytes)
+            .map(|(_, bytes)| bytes)
+    }
+
+    /// The item's full bytes; a record without item compares as empty.
+    pub(super) fn bytes(&self) -> &[u8] {
+        self.item().unwrap_or_default()
     }
 
     fn try_clone(&self) -> Result<Self, AllocError> {
