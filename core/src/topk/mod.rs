@@ -17,7 +17,7 @@ pub use heap::{cstr, Heap, HeapEntry};
 pub use rdb::{LoadError, ENCODING_VERSION};
 
 use crate::alloc::{try_copy, try_zeroed, AllocError, Block};
-use crate::hash::{murmur2, murmur2_seeds};
+use crate::hash::{murmur2, murmur2_x8};
 use decay::{decay_foreign, DecayTable, Decayed};
 use heap::owned_item;
 
@@ -60,7 +60,7 @@ struct ItemHash<'a> {
 
 impl<'a> ItemHash<'a> {
     fn new(item: &'a [u8]) -> Self {
-        let first = murmur2_seeds(item, [0, 1, 2, 3, 4, 5, 6, FP_SEED]);
+        let first = murmur2_x8(item, [0, 1, 2, 3, 4, 5, 6, FP_SEED]);
         ItemHash {
             item,
             fp: first[FIRST_ROWS],
@@ -116,28 +116,24 @@ impl TopK {
         ((u128::from(low) * u128::from(self.width)) >> 64) as usize
     }
 
-    /// Byte offset of the bucket of `item` in row `row`.
+    /// Index of the bucket of `item` in row `row` (docs/topk.md §3.2).
     #[inline]
-    fn bucket_at(&self, hash: &ItemHash, row: u32) -> usize {
-        let index = row as usize * self.width as usize + self.column(hash.row(row));
-        index * BUCKET
+    fn bucket_index(&self, hash: &ItemHash, row: u32) -> usize {
+        row as usize * self.width as usize + self.column(hash.row(row))
     }
 
-    fn bucket(&self, at: usize) -> (u32, u32) {
-        match self.buckets.get(at..at + BUCKET) {
-            Some(&[a, b, c, d, e, f, g, h]) => (
-                u32::from_le_bytes([a, b, c, d]),
-                u32::from_le_bytes([e, f, g, h]),
-            ),
-            _ => (0, 0),
-        }
+    /// The buckets as (fingerprint, count) words: fingerprint in the low
+    /// half, as the little-endian layout reads.
+    fn bucket_words(&mut self) -> &mut [[u8; BUCKET]] {
+        self.buckets.as_chunks_mut::<BUCKET>().0
     }
 
-    fn set_bucket(&mut self, at: usize, fp: u32, count: u32) {
-        if let Some(b) = self.buckets.get_mut(at..at + BUCKET) {
-            b[..4].copy_from_slice(&fp.to_le_bytes());
-            b[4..].copy_from_slice(&count.to_le_bytes());
-        }
+    fn bucket(&self, index: usize) -> (u32, u32) {
+        self.buckets
+            .as_chunks::<BUCKET>()
+            .0
+            .get(index)
+            .map_or((0, 0), |b| split(u64::from_le_bytes(*b)))
     }
 
     /// Adds `item` with increment `inc` (TOPK.ADD: 1; TOPK.INCRBY); returns
@@ -148,16 +144,19 @@ impl TopK {
         let hash = ItemHash::new(item);
         let fp = hash.fp;
         let heap_min = self.heap.min();
-        let certain = self.decay >= 1.0;
         let mut max_count = 0;
         for row in 0..self.depth {
-            let at = self.bucket_at(&hash, row);
-            let (bfp, count) = self.bucket(at);
+            let index = self.bucket_index(&hash, row);
+            let Some(b) = self.bucket_words().get_mut(index) else {
+                continue;
+            };
+            let (bfp, count) = split(u64::from_le_bytes(*b));
             let (new_fp, new_count) = if count == 0 {
                 (fp, inc)
             } else if bfp == fp {
                 (fp, count.wrapping_add(inc))
             } else {
+                let certain = self.decay >= 1.0;
                 match decay_foreign(&self.table, certain, &mut self.rng, count, inc) {
                     Decayed::Kept(c) => (bfp, c),
                     Decayed::Claimed(r) => (fp, r),
@@ -166,7 +165,9 @@ impl TopK {
             if new_fp == fp {
                 max_count = max_count.max(new_count);
             }
-            self.set_bucket(at, new_fp, new_count);
+            if let Some(b) = self.bucket_words().get_mut(index) {
+                *b = (u64::from(new_fp) | u64::from(new_count) << 32).to_le_bytes();
+            }
         }
         if max_count < heap_min {
             return Ok(None);
@@ -199,7 +200,7 @@ impl TopK {
         let heap_min = self.heap.min();
         let in_heap = self.heap.find(hash.fp, item).is_some();
         (0..self.depth)
-            .map(|row| self.bucket(self.bucket_at(&hash, row)))
+            .map(|row| self.bucket(self.bucket_index(&hash, row)))
             .filter(|&(fp, c)| fp == hash.fp && (!in_heap || c >= heap_min))
             .fold(0, |acc, (_, c)| acc.max(c))
     }
@@ -279,6 +280,11 @@ impl TopK {
     pub fn heap(&self) -> &Heap {
         &self.heap
     }
+}
+
+/// A bucket word's (fingerprint, count).
+fn split(word: u64) -> (u32, u32) {
+    (word as u32, (word >> 32) as u32)
 }
 
 /// Size of the bucket array, if representable.

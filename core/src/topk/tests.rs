@@ -551,9 +551,7 @@ impl Model {
 }
 
 fn as_model(t: &TopK) -> (Vec<(u32, u32)>, Vec<ModelEntry>) {
-    let buckets = (0..t.buckets.len() / BUCKET)
-        .map(|i| t.bucket(i * BUCKET))
-        .collect();
+    let buckets = (0..t.buckets.len() / BUCKET).map(|i| t.bucket(i)).collect();
     let heap = t
         .heap
         .entries()
@@ -626,7 +624,7 @@ proptest! {
         let mut t = topk(k, 4096, 3, 0.9);
         let items: Vec<Vec<u8>> = (0..12).map(|i| format!("distinct-{i}").into_bytes()).collect();
         for row in 0..3 {
-            let mut cols: Vec<usize> = items.iter().map(|i| t.bucket_at(&ItemHash::new(i), row)).collect();
+            let mut cols: Vec<usize> = items.iter().map(|i| t.bucket_index(&ItemHash::new(i), row)).collect();
             cols.sort();
             cols.dedup();
             prop_assume!(cols.len() == items.len());
