@@ -151,9 +151,9 @@ pub fn list(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let with_count = parse_topk_list(args)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
     let t = existing(&mut key)?;
-    let entries = t.list().map_err(|_| ReplyError::Text(OUT_OF_MEMORY))?;
-    ctx.reply_array(entries.len() * if with_count { 2 } else { 1 });
-    for e in entries {
+    let listed = t.list().map_err(|_| ReplyError::Text(OUT_OF_MEMORY))?;
+    ctx.reply_array(listed.len() * if with_count { 2 } else { 1 });
+    for e in listed.iter() {
         reply_item(ctx, e.item_cstr());
         if with_count {
             ctx.reply_int(i64::from(e.count()));

@@ -61,8 +61,25 @@ impl HeapEntry {
 
 /// `bytes` up to (not including) the first NUL byte.
 pub fn cstr(bytes: &[u8]) -> &[u8] {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    bytes.get(..end).unwrap_or(bytes)
+    bytes.get(..first_nul(bytes)).unwrap_or(bytes)
+}
+
+/// Position of the first 0 byte (or the length), eight bytes per step:
+/// a word has a 0 byte iff `(w - 0x01..01) & !w & 0x80..80` is non-zero,
+/// and its lowest set bit marks the first one.
+fn first_nul(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let (words, tail) = bytes.as_chunks::<8>();
+    for (i, w) in words.iter().enumerate() {
+        let w = u64::from_le_bytes(*w);
+        let zeros = w.wrapping_sub(ONES) & !w & HIGHS;
+        if zeros != 0 {
+            return i * 8 + (zeros.trailing_zeros() / 8) as usize;
+        }
+    }
+    let done = words.len() * 8;
+    done + tail.iter().position(|&b| b == 0).unwrap_or(tail.len())
 }
 
 /// The item bytes plus the terminating 0, allocated fallibly.
@@ -201,5 +218,30 @@ impl Block for Heap {
             ))
         };
         std::mem::forget(std::mem::replace(&mut self.0, new));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_nul_at_every_position() {
+        for len in 0..40 {
+            let plain = vec![0xffu8; len];
+            assert_eq!(first_nul(&plain), len);
+            for at in 0..len {
+                let mut b = plain.clone();
+                b[at] = 0;
+                // Bytes 0x01 and 0x80 next to it must not look like zeros.
+                if at + 1 < len {
+                    b[at + 1] = 0x01;
+                }
+                if at > 0 {
+                    b[at - 1] = 0x80;
+                }
+                assert_eq!(first_nul(&b), at, "{b:?}");
+            }
+        }
     }
 }

@@ -207,7 +207,7 @@ impl TopK {
 
     /// TOPK.LIST order (docs/topk.md §3.7): heap records by count
     /// descending, ties in heap order, up to the first count 0.
-    pub fn list(&self) -> Result<Vec<&HeapEntry>, AllocError> {
+    pub fn list(&self) -> Result<Listed<'_>, AllocError> {
         let entries = self.heap.entries();
         let mut keys = Vec::new();
         keys.try_reserve_exact(entries.len())
@@ -221,13 +221,7 @@ impl TopK {
                 .map(|(i, e)| (u64::from(!e.count) << 32) | i as u64),
         );
         keys.sort_unstable();
-        let mut out = Vec::new();
-        out.try_reserve_exact(keys.len()).map_err(|_| AllocError)?;
-        out.extend(
-            keys.iter()
-                .filter_map(|&key| entries.get((key & u64::from(u32::MAX)) as usize)),
-        );
-        Ok(out)
+        Ok(Listed { keys, entries })
     }
 
     /// A deep copy (COPY); fails cleanly when memory is short.
@@ -279,6 +273,30 @@ impl TopK {
 
     pub fn heap(&self) -> &Heap {
         &self.heap
+    }
+}
+
+/// The records of TOPK.LIST, in order.
+pub struct Listed<'a> {
+    /// (!count << 32 | position), sorted.
+    keys: Vec<u64>,
+    entries: &'a [HeapEntry],
+}
+
+impl<'a> Listed<'a> {
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'a HeapEntry> + '_ {
+        let entries = self.entries;
+        self.keys
+            .iter()
+            .filter_map(move |&key| entries.get((key & u64::from(u32::MAX)) as usize))
     }
 }
 
