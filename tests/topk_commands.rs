@@ -48,7 +48,7 @@ const INCREMENT: &str = "TopK: increment must be an integer greater or equal to 
 /// The stream of docs/topk.md §8.2.
 fn stream_item(i: u64) -> String {
     let x = (7 * i * i + 3 * i) % 101;
-    if x % 3 != 0 {
+    if !x.is_multiple_of(3) {
         format!("w{}", x % 13)
     } else {
         format!("w{}", x % 5)

@@ -794,7 +794,7 @@ impl Runner {
         side.cmd(&[b"TYPE".to_vec(), key.to_vec()]) == simple("TopK-TYPE")
     }
 
-    fn to_rsbloom(&mut self, key: &[u8]) {
+    fn move_to_rsbloom(&mut self, key: &[u8]) {
         // A 2.8.2 subject would stop decaying the key it loads.
         if subject_module() == Module::Reference || !Self::is_topk(&mut self.rf, key) {
             return;
@@ -883,7 +883,7 @@ impl Runner {
                 }
                 Op::ToRsbloom(key) => {
                     self.flush(&mut batch);
-                    self.to_rsbloom(&key);
+                    self.move_to_rsbloom(&key);
                 }
                 Op::Copies(key) => {
                     self.flush(&mut batch);

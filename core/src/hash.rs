@@ -38,24 +38,6 @@ pub fn murmur2(data: &[u8], seed: u32) -> u32 {
     h
 }
 
-/// MurmurHash2 of `data` under 8 seeds at once: with AVX2, one vector
-/// multiply per block for all 8 (where the CPU has it; the same result).
-pub fn murmur2_x8(data: &[u8], seeds: [u32; 8]) -> [u32; 8] {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { murmur2_x8_avx2(data, seeds) };
-    }
-    murmur2_seeds(data, seeds)
-}
-
-/// [`murmur2_seeds`] compiled for AVX2 (8 lanes of 32-bit multiplies).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn murmur2_x8_avx2(data: &[u8], seeds: [u32; 8]) -> [u32; 8] {
-    murmur2_seeds(data, seeds)
-}
-
 /// MurmurHash2 of `data` under each of `seeds` (Top-K hashes an item with
 /// one seed per row): the block words are mixed once for all seeds.
 #[inline(always)]
@@ -250,7 +232,6 @@ mod tests {
         let seeds = [0, 1, 2, 3, 4, 5, 6, 1919];
         for (input, want) in table {
             assert_eq!(murmur2_seeds(input, seeds), want, "{input:?}");
-            assert_eq!(murmur2_x8(input, seeds), want, "{input:?}");
             for (seed, w) in seeds.into_iter().zip(want) {
                 assert_eq!(murmur2(input, seed), w, "{input:?} seed {seed}");
             }

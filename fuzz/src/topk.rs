@@ -142,7 +142,7 @@ pub fn topk_args(data: &[u8]) {
     }
     assert_eq!(
         check_incrby_arity(argv.len()).is_ok(),
-        argv.len() >= 4 && argv.len() % 2 == 0
+        argv.len() >= 4 && argv.len().is_multiple_of(2)
     );
     match parse_topk_list(&argv) {
         Ok(with) => {

@@ -6,7 +6,8 @@ use rsbloom_core::args::topk::{
     check_incrby_arity, check_reserve_arity, parse_increment, parse_topk_list, parse_topk_reserve,
     INCREMENT_ERROR,
 };
-use rsbloom_core::topk::{cstr, TopK};
+use rsbloom_core::prefetch::pipelined;
+use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK};
 
 use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
 
@@ -48,8 +49,8 @@ fn reply_item(ctx: &Ctx, item: Option<&[u8]>) {
 }
 
 /// One add's reply element: the expelled item or null.
-fn reply_added(ctx: &Ctx, t: &mut TopK, item: &[u8], inc: u32) {
-    match t.add(item, inc) {
+fn reply_added(ctx: &Ctx, t: &mut TopK, item: &[u8], hash: &ItemHash, inc: u32) {
+    match t.add_hashed(item, hash, inc) {
         Ok(expelled) => reply_item(ctx, expelled.as_deref().map(cstr)),
         Err(_) => ctx.reply_error(OUT_OF_MEMORY),
     }
@@ -83,9 +84,22 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let t = existing(&mut key)?;
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
-    for item in items {
-        reply_added(ctx, t, item.as_ref(), 1);
-    }
+    // Items are hashed by blocks ahead of their adds: independent work the
+    // CPU overlaps.
+    let mut adding = items.iter();
+    pipelined(
+        t,
+        items,
+        |_, item| hash_item(item.as_ref()),
+        |t, h| t.prefetch(&h),
+        // Called once per item, in order.
+        |t, h| {
+            adding.next().is_some_and(|item| {
+                reply_added(ctx, t, item.as_ref(), &h, 1);
+                true
+            })
+        },
+    );
     ctx.propagate();
     Ok(())
 }
@@ -106,7 +120,10 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             .ok()
             .filter(|_| !rejected)
         {
-            Some(inc) => reply_added(ctx, t, item.as_ref(), inc),
+            Some(inc) => {
+                let item = item.as_ref();
+                reply_added(ctx, t, item, &hash_item(item), inc)
+            }
             None => {
                 rejected = true;
                 ctx.reply_error(INCREMENT_ERROR);

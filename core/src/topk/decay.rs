@@ -87,7 +87,8 @@ pub(super) fn decay_foreign(
     let mut r = inc;
     while r > 0 {
         let p = table.probability(count);
-        if !(p > 0.0) {
+        // 0, negative or NaN (loaded decays): no draw can succeed.
+        if p.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             break;
         }
         if draw(state) < p {
