@@ -46,13 +46,12 @@ fn powi(mut x: f64, mut n: u32) -> f64 {
     acc
 }
 
-/// The next draw of a SplitMix64 generator, uniform in [0, 1) with 53 bits.
+/// The next draw of the key's generator, uniform in [0, 1) with 53 bits:
+/// wyrand (a Weyl sequence and one 64×64→128-bit multiply per draw).
 pub(super) fn draw(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
+    *state = state.wrapping_add(0xa076_1d64_78bd_642f);
+    let t = u128::from(*state) * u128::from(*state ^ 0xe703_7ed1_a0b4_28db);
+    let z = (t >> 64) as u64 ^ t as u64;
     // 53 bits fit an i64, whose conversion is one instruction.
     (z >> 11) as i64 as f64 * (1.0 / (1u64 << 53) as f64)
 }

@@ -61,6 +61,7 @@ pub struct ItemHash {
 }
 
 /// Hashes an item for [`TopK::add_hashed`].
+#[inline]
 pub fn hash_item(item: &[u8]) -> ItemHash {
     let first = first_hashes(item);
     ItemHash {
@@ -79,21 +80,9 @@ impl ItemHash {
     }
 }
 
-/// The hashes of [`FIRST_SEEDS`]: with AVX2 one vector multiply per block
-/// for all 8 (where the CPU has it; the same result). The seeds are a
-/// constant in each variant, never read back from the stack.
+/// The hashes of [`FIRST_SEEDS`], one pass over the item for all 8.
+#[inline]
 fn first_hashes(item: &[u8]) -> [u32; 8] {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked just above.
-        return unsafe { first_hashes_avx2(item) };
-    }
-    murmur2_seeds(item, FIRST_SEEDS)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn first_hashes_avx2(item: &[u8]) -> [u32; 8] {
     murmur2_seeds(item, FIRST_SEEDS)
 }
 
@@ -129,23 +118,10 @@ impl TopK {
         }
     }
 
-    /// `h mod width` (Lemire's fastmod; exact for every u32).
-    #[inline]
-    fn column(&self, h: u32) -> usize {
-        let low = self.width_magic.wrapping_mul(u64::from(h));
-        ((u128::from(low) * u128::from(self.width)) >> 64) as usize
-    }
-
     /// Index of the bucket of `item` in row `row` (docs/topk.md §3.2).
     #[inline]
     fn bucket_index(&self, item: &[u8], hash: &ItemHash, row: u32) -> usize {
-        row as usize * self.width as usize + self.column(hash.row(item, row))
-    }
-
-    /// The buckets as (fingerprint, count) words: fingerprint in the low
-    /// half, as the little-endian layout reads.
-    fn bucket_words(&mut self) -> &mut [[u8; BUCKET]] {
-        self.buckets.as_chunks_mut::<BUCKET>().0
+        bucket_index(self.width, self.width_magic, row, hash.row(item, row))
     }
 
     fn bucket(&self, index: usize) -> (u32, u32) {
@@ -164,15 +140,42 @@ impl TopK {
         self.add_hashed(item, &hash_item(item), inc)
     }
 
-    /// Starts loading the item's buckets of the first rows (a hint: for
-    /// batches, hashed and prefetched ahead of their adds).
-    pub fn prefetch(&self, hash: &ItemHash) {
-        for row in 0..self.depth.min(FIRST_ROWS as u32) {
-            let at = self.bucket_index(&[], hash, row) * BUCKET;
-            if let Some(byte) = self.buckets.get(at) {
-                crate::prefetch::prefetch(byte);
+    /// Step 2 of docs/topk.md §3.4 in every row: the largest count the
+    /// item's fingerprint holds afterwards.
+    fn update_buckets(&mut self, item: &[u8], hash: &ItemHash, inc: u32) -> u32 {
+        let certain = self.decay >= 1.0;
+        let (fp, width, magic) = (hash.fp, self.width, self.width_magic);
+        let TopK {
+            buckets,
+            table,
+            rng,
+            depth,
+            ..
+        } = self;
+        let words = buckets.as_chunks_mut::<BUCKET>().0;
+        let mut max_count = 0;
+        for row in 0..*depth {
+            let index = bucket_index(width, magic, row, hash.row(item, row));
+            let Some(b) = words.get_mut(index) else {
+                continue;
+            };
+            let (bfp, count) = split(u64::from_le_bytes(*b));
+            let (new_fp, new_count) = if count == 0 {
+                (fp, inc)
+            } else if bfp == fp {
+                (fp, count.wrapping_add(inc))
+            } else {
+                match decay_foreign(table, certain, rng, count, inc) {
+                    Decayed::Kept(c) => (bfp, c),
+                    Decayed::Claimed(r) => (fp, r),
+                }
+            };
+            if new_fp == fp {
+                max_count = max_count.max(new_count);
             }
+            *b = (u64::from(new_fp) | u64::from(new_count) << 32).to_le_bytes();
         }
+        max_count
     }
 
     /// [`TopK::add`] of an item hashed by [`hash_item`].
@@ -184,31 +187,7 @@ impl TopK {
     ) -> Result<Option<Box<[u8]>>, AllocError> {
         let fp = hash.fp;
         let heap_min = self.heap.min();
-        let mut max_count = 0;
-        for row in 0..self.depth {
-            let index = self.bucket_index(item, hash, row);
-            let Some(b) = self.bucket_words().get_mut(index) else {
-                continue;
-            };
-            let (bfp, count) = split(u64::from_le_bytes(*b));
-            let (new_fp, new_count) = if count == 0 {
-                (fp, inc)
-            } else if bfp == fp {
-                (fp, count.wrapping_add(inc))
-            } else {
-                let certain = self.decay >= 1.0;
-                match decay_foreign(&self.table, certain, &mut self.rng, count, inc) {
-                    Decayed::Kept(c) => (bfp, c),
-                    Decayed::Claimed(r) => (fp, r),
-                }
-            };
-            if new_fp == fp {
-                max_count = max_count.max(new_count);
-            }
-            if let Some(b) = self.bucket_words().get_mut(index) {
-                *b = (u64::from(new_fp) | u64::from(new_count) << 32).to_le_bytes();
-            }
-        }
+        let max_count = self.update_buckets(item, hash, inc);
         if max_count < heap_min {
             return Ok(None);
         }
@@ -338,6 +317,15 @@ impl<'a> Listed<'a> {
             .iter()
             .filter_map(move |&key| entries.get((key & u64::from(u32::MAX)) as usize))
     }
+}
+
+/// Bucket number `row·width + (h mod width)`, the modulo by Lemire's
+/// multiply-shift with `magic = u64::MAX / width + 1` (exact for every u32).
+#[inline]
+fn bucket_index(width: u32, magic: u64, row: u32, h: u32) -> usize {
+    let low = magic.wrapping_mul(u64::from(h));
+    let column = ((u128::from(low) * u128::from(width)) >> 64) as usize;
+    row as usize * width as usize + column
 }
 
 /// A bucket word's (fingerprint, count).
