@@ -481,3 +481,42 @@ fn decay_is_deterministic() {
     assert_eq!(a.cmd(&more), b.cmd(&more));
     assert_eq!(a.cmd(&["DUMP", "d"]), b.cmd(&["DUMP", "d"]));
 }
+
+/// Sketches beyond a core's cache add batches by blocks (hashed and
+/// prefetched ahead): the same replies and state as one item at a time.
+#[test]
+fn batched_adds_on_a_large_sketch_equal_single_adds() {
+    let s = Server::start(flavors()[0], Module::Rsbloom);
+    let mut c = s.conn();
+    for key in ["batch", "single"] {
+        assert_eq!(
+            c.cmd(&["TOPK.RESERVE", key, "20", "40000", "3", "0.9"]),
+            ok()
+        );
+    }
+    let items: Vec<String> = (0..1000)
+        .map(|i| format!("i{}", (i * 7919) % (1 + i % 97)))
+        .collect();
+    let mut batched = Vec::new();
+    for chunk in items.chunks(100) {
+        let mut cmd = vec!["TOPK.ADD".to_string(), "batch".into()];
+        cmd.extend(chunk.iter().cloned());
+        batched.extend(c.cmd(&cmd).as_array().to_vec());
+    }
+    let singles: Vec<Vec<String>> = items
+        .iter()
+        .map(|i| vec!["TOPK.ADD".to_string(), "single".into(), i.clone()])
+        .collect();
+    let single: Vec<Reply> = c
+        .pipeline(&singles)
+        .into_iter()
+        .map(|r| r.as_array()[0].clone())
+        .collect();
+    assert_eq!(batched, single);
+    let list = |c: &mut Conn, k: &str| c.cmd(&["TOPK.LIST", k, "WITHCOUNT"]);
+    assert_eq!(list(&mut c, "batch"), list(&mut c, "single"));
+    assert_eq!(
+        c.cmd(&["DEBUG", "DIGEST-VALUE", "batch"]),
+        c.cmd(&["DEBUG", "DIGEST-VALUE", "single"])
+    );
+}

@@ -6,6 +6,7 @@ use rsbloom_core::args::topk::{
     check_incrby_arity, check_reserve_arity, parse_increment, parse_topk_list, parse_topk_reserve,
     INCREMENT_ERROR,
 };
+use rsbloom_core::prefetch::pipelined;
 use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK};
 
 use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
@@ -83,9 +84,28 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let t = existing(&mut key)?;
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
-    for item in items {
-        let item = item.as_ref();
-        reply_added(ctx, t, item, &hash_item(item), 1);
+    if !t.buckets_exceed_cache() {
+        for item in items {
+            let item = item.as_ref();
+            reply_added(ctx, t, item, &hash_item(item), 1);
+        }
+    } else {
+        // Hashed and prefetched by blocks ahead of their adds, so the
+        // buckets' cache misses overlap.
+        let mut adding = items.iter();
+        pipelined(
+            t,
+            items,
+            |_, item| hash_item(item.as_ref()),
+            |t, h| t.prefetch(&h),
+            // Called once per item, in order.
+            |t, h| {
+                adding.next().is_some_and(|item| {
+                    reply_added(ctx, t, item.as_ref(), &h, 1);
+                    true
+                })
+            },
+        );
     }
     ctx.propagate();
     Ok(())
