@@ -145,25 +145,22 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 // TOPK.QUERY / TOPK.COUNT (§4.4)
 
 pub fn query(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    min_arity(args, 3)?;
-    let mut key = ctx.open_key(arg(args, 1)?, false);
-    let t = existing(&mut key)?;
-    let items = args.get(2..).unwrap_or_default();
-    ctx.reply_array(items.len());
-    for item in items {
-        ctx.reply_bool(t.query(item.as_ref()));
-    }
-    Ok(())
+    per_item(ctx, args, |t, item| ctx.reply_bool(t.query(item)))
 }
 
 pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    per_item(ctx, args, |t, item| ctx.reply_int(i64::from(t.count(item))))
+}
+
+/// A reply element per item of a key read (`key item [item ...]`).
+fn per_item(ctx: &Ctx, args: &[RStr], reply: impl Fn(&TopK, &[u8])) -> CmdResult {
     min_arity(args, 3)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
     let t = existing(&mut key)?;
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
     for item in items {
-        ctx.reply_int(i64::from(t.count(item.as_ref())));
+        reply(t, item.as_ref());
     }
     Ok(())
 }
