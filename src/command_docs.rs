@@ -1,5 +1,5 @@
 //! Command metadata for `COMMAND INFO` / `COMMAND DOCS`, as RedisBloom 8.x
-//! registers it (COMPAT §1.4 arity column, §1.5 key specs, docs, arguments).
+//! registers it (docs/module.md §2.1 arity column, §2.3 key specs, docs, arguments).
 //!
 //! The table below is a compact Rust description; [`apply`] turns each entry
 //! into the C structures of `RedisModule_SetCommandInfo` once, at load. The
@@ -29,7 +29,7 @@ use crate::module::FAMILIES;
 // ---------------------------------------------------------------------------
 // Rust-side description
 
-/// Key-spec access flag; every command has exactly one key spec (COMPAT §1.5).
+/// Key-spec access flag; every command has exactly one key spec (docs/module.md §2.3).
 #[derive(Clone, Copy)]
 pub enum Access {
     Ro,
@@ -124,7 +124,7 @@ pub struct Doc {
     history: &'static [(&'static CStr, &'static CStr)],
 }
 
-/// One row of the table, in the column order of COMPAT §1.4/§1.5.
+/// One row of the table, in the column order of docs/module.md §2.1/§2.3.
 #[allow(clippy::too_many_arguments)]
 pub const fn doc(
     name: &'static CStr,

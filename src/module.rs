@@ -1,6 +1,6 @@
 //! Module entry point: identity, capability detection, registration.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
@@ -8,13 +8,14 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use crate::family::Family;
 use crate::ffi::command::register;
 use crate::ffi::context::log;
+use crate::ffi::slot_migration::{self, Interface as SlotMigration};
 use crate::ffi::{api, RStr};
 use crate::{bloom, config, cuckoo, topk};
 
 /// Every family, in RedisBloom's registration order.
 pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY, &topk::FAMILY];
 
-/// The RedisBloom release whose behaviour rsbloom matches (COMPAT §1.1:
+/// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.
 pub const MODULE_VERSION: c_int = 80400;
 const COMPAT_RELEASE: &str = "8.4.0";
@@ -57,9 +58,13 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
 struct Capabilities {
     acl_categories: bool,
     unprefixed_configs: bool,
+    slot_migration: Option<SlotMigration>,
+    /// The server's double parser reads hexadecimal floats (strtod; not
+    /// Valkey ≥ 8.1's fast_float): arguments are parsed the same way.
+    hex_floats: bool,
 }
 
-fn detect(version: c_int) -> Capabilities {
+fn detect(ctx: *mut RedisModuleCtx, version: c_int) -> Capabilities {
     // SAFETY: reading function-pointer statics filled by RedisModule_Init.
     let (add, set) = unsafe {
         (
@@ -71,18 +76,35 @@ fn detect(version: c_int) -> Capabilities {
     Capabilities {
         acl_categories: acl,
         unprefixed_configs: version >= 0x0008_0000,
+        slot_migration: slot_migration::detect(),
+        hex_floats: server_parses_double(ctx, c"0x1p-7"),
     }
+}
+
+/// Whether the server's own `StringToDouble` accepts `text`.
+fn server_parses_double(ctx: *mut RedisModuleCtx, text: &CStr) -> bool {
+    let s = rm!(RedisModule_CreateString(
+        ctx,
+        text.as_ptr(),
+        text.count_bytes()
+    ));
+    let mut d = 0.0;
+    let ok = rm!(RedisModule_StringToDouble(s, &mut d)) == raw::REDISMODULE_OK as c_int;
+    rm!(RedisModule_FreeString(ctx, s));
+    ok
 }
 
 fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
     api::check_required().map_err(|name| format!("server lacks required API {name}"))?;
+    let version = rm!(RedisModule_GetServerVersion());
+    let caps = detect(ctx, version);
+    rsbloom_core::args::num::set_hex_floats(caps.hex_floats);
+    config::apply_load_args(args)?;
+    let asm = caps.slot_migration.map_or(0, SlotMigration::option);
     rm!(RedisModule_SetModuleOptions(
         ctx,
-        raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int
+        raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int | asm
     ));
-    config::apply_load_args(args)?;
-    let version = rm!(RedisModule_GetServerVersion());
-    let caps = detect(version);
 
     for family in FAMILIES {
         (family.create_type)(ctx)?;
@@ -107,6 +129,18 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
             ctx,
             "notice",
             "rsbloom: server has no unprefixed module configs; configs are named bf.<name>",
+        );
+    }
+    if let Some(asm) = caps.slot_migration {
+        let logged = if asm.subscribe(ctx) {
+            ""
+        } else {
+            " (its events are not logged)"
+        };
+        log(
+            ctx,
+            "notice",
+            &format!("rsbloom: atomic slot migration supported ({asm:?}){logged}"),
         );
     }
     log(

@@ -1,11 +1,12 @@
-//! ACL categories (COMPAT §1.3, §1.4, §8.2). On a server with module ACL
-//! categories (Valkey 8) every BF.* command is in `@bloom` and every CF.*
-//! command in `@cuckoo`, plus exactly the read/write/fast categories of the
-//! §1.4 ACL column (CF.COMPACT in `@read`), so users can be limited to one
-//! family. On Redis 7.0 the categories do not exist and the module says so
-//! once in its log; Redis 7.0 also gives module commands no flag-derived
-//! category, so category rules (`+@read`, `+@write`) neither grant nor deny
-//! them: operators must name the commands or use `+@all`.
+//! ACL categories (docs/module.md §2.2, §2.1, docs/differences.md §2). On a
+//! server with module ACL categories (Redis ≥ 7.4, Valkey) every BF.* command
+//! is in `@bloom` and every CF.* command in `@cuckoo`, plus exactly the
+//! read/write/fast categories of the docs/module.md §2.1 ACL column
+//! (CF.COMPACT in `@read`), so users can be limited to one family. On Redis
+//! 7.0 the categories do not exist and the module says so once in its log;
+//! Redis 7.0 also gives module commands no flag-derived category, so category
+//! rules (`+@read`, `+@write`) neither grant nor deny them: operators must
+//! name the commands or use `+@all`.
 mod common;
 use common::diff::{sargs, Args};
 use common::*;
@@ -139,7 +140,7 @@ fn module_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
         .collect()
 }
 
-/// COMPAT §1.4, "ACL (8.x)" column: the `read` / `write` / `fast` words.
+/// docs/module.md §2.1, "ACL (8.x)" column: the `read` / `write` / `fast` words.
 const READ: [&str; 13] = [
     "bf.card",
     "bf.debug",
@@ -207,24 +208,24 @@ fn family_user_can_use_only_its_family(s: &Server, admin: &mut Conn) {
 
 #[test]
 fn module_acl_categories() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         let has_api = c.cmd(&["ACL", "CAT"]).as_array().contains(&bulk("bloom"));
         let notice = "server has no module ACL categories";
         let logged = s.log().matches(notice).count();
-        match flavor {
-            Flavor::Valkey => {
-                assert!(has_api, "Valkey 8 has module ACL categories");
+        match flavor.acl_categories() {
+            true => {
+                assert!(has_api, "{flavor:?} has module ACL categories");
                 assert!(c.cmd(&["ACL", "CAT"]).as_array().contains(&bulk("cuckoo")));
                 assert_eq!(logged, 0);
                 assert_eq!(module_commands_in(&mut c, "bloom"), BF_COMMANDS);
                 assert_eq!(module_commands_in(&mut c, "cuckoo"), CF_COMMANDS);
-                // Exactly the categories of COMPAT §1.4 (CF.COMPACT: read).
+                // Exactly the categories of docs/module.md §2.1 (CF.COMPACT: read).
                 assert_eq!(module_commands_in(&mut c, "read"), READ);
                 assert_eq!(module_commands_in(&mut c, "write"), WRITE);
                 assert_eq!(module_commands_in(&mut c, "fast"), FAST);
-                // Valkey 8.0's `ACL CAT <category>` lists built-in commands
+                // Valkey's `ACL CAT <category>` lists built-in commands
                 // only (none of any module); where it lists module
                 // commands, it must list exactly ours.
                 for (cat, expected) in [("bloom", &BF_COMMANDS[..]), ("cuckoo", &CF_COMMANDS[..])] {
@@ -235,7 +236,7 @@ fn module_acl_categories() {
                     );
                 }
                 family_user_can_use_only_its_family(&s, &mut c);
-                // CF.COMPACT is in @read (COMPAT §8.2 quirk): a read-only
+                // CF.COMPACT is in @read (docs/differences.md §2 quirk): a read-only
                 // user can run it, but no CF write.
                 assert_eq!(
                     c.cmd(&["ACL", "SETUSER", "r", "on", ">pw", "~*", "+@read"]),
@@ -248,7 +249,7 @@ fn module_acl_categories() {
                 assert!(is_noperm(&u.cmd(&["CF.ADD", "c1", "y"])));
                 assert!(is_noperm(&u.cmd(&["BF.ADD", "b1", "y"])));
             }
-            Flavor::Redis => {
+            false => {
                 // Redis 7.0: no RedisModule_AddACLCategory (7.4) and no
                 // RedisModule_SetCommandACLCategories (7.2).
                 assert!(!has_api);

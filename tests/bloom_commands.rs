@@ -1,4 +1,4 @@
-//! BF.* replies and errors on real servers, RESP2 and RESP3 (COMPAT §5.1–§5.8).
+//! BF.* replies and errors on real servers, RESP2 and RESP3 (docs/bloom.md §8).
 mod common;
 use common::bloom::*;
 use common::*;
@@ -104,7 +104,7 @@ fn reserve_creates_and_reports_every_error() {
                 "BF.RESERVE k 0.1 10 EXPANSION 3 nonscaling",
                 "Nonscaling filters cannot expand",
             ),
-            // The key position counts as an option word (§8.2).
+            // The key position counts as an option word (docs/differences.md §2).
             ("BF.RESERVE EXPANSION 0.01 10", "ERR bad expansion"),
             (
                 "BF.RESERVE NONSCALING 0.01 10 EXPANSION 2",
@@ -204,7 +204,7 @@ fn add_and_madd_reply_bool_or_int_and_scale() {
         assert_eq!(line(c, "BF.CARD m"), int(2));
         assert_eq!(line(c, "BF.ADD str x"), err(WRONGTYPE));
         assert_eq!(line(c, "BF.MADD cf x"), err(WRONGTYPE));
-        // Scaling example of §3.5.
+        // Scaling example of docs/bloom.md §6.
         assert_eq!(line(c, "BF.RESERVE bf 0.01 10"), ok());
         let items: Vec<String> = (0..100).map(|i| i.to_string()).collect();
         let mut cmd = vec!["BF.MADD".to_string(), "bf".into()];
@@ -259,7 +259,7 @@ fn full_nonscaling_filter_stops_madd_and_insert() {
 fn insert_options_classification_and_errors() {
     each_server(|c, c3| {
         other_types(c);
-        // DEBUG example of §3.7.
+        // DEBUG example of docs/bloom.md §7.
         assert_eq!(
             line(
                 c,
@@ -456,7 +456,7 @@ fn info_card_debug() {
 #[test]
 fn scandump_chunks_and_loadchunk_roundtrip() {
     each_server(|c, c3| {
-        // Verified header of §6.4.
+        // Verified header of docs/bloom.md §10.
         assert_eq!(line(c, "BF.RESERVE ex 0.01 100"), ok());
         assert_eq!(line(c, "BF.ADD ex foo"), int(1));
         let header = hex(
@@ -471,7 +471,7 @@ fn scandump_chunks_and_loadchunk_roundtrip() {
         assert_eq!(first.as_array()[0], int(145));
         let bits = first.as_array()[1].as_bytes().to_vec();
         assert_eq!(bits.len(), 144);
-        // Bits 269, 847, 145, 723, 21, 599, 25, 475 are set (§3.4).
+        // Bits 269, 847, 145, 723, 21, 599, 25, 475 are set (docs/bloom.md §5).
         let set: Vec<usize> = (0..1152)
             .filter(|i| bits[i / 8] & (1 << (i % 8)) != 0)
             .collect();
@@ -495,7 +495,7 @@ fn scandump_chunks_and_loadchunk_roundtrip() {
             );
         }
 
-        // Verified chunk example of §3.5, then a replay into a new key.
+        // Verified chunk example of docs/bloom.md §6, then a replay into a new key.
         assert_eq!(line(c, "BF.RESERVE e 0.1 4"), ok());
         assert_eq!(line(c, "BF.MADD e a b c d e f g h"), arr(vec![int(1); 8]));
         let pairs = filters::scandump(c, Fam::Bf, "e");

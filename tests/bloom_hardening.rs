@@ -1,4 +1,4 @@
-//! COMPAT §8.1, Bloom items 8–13: inputs that break RedisBloom get an error
+//! docs/differences.md §1, Bloom items 8–13: inputs that break RedisBloom get an error
 //! reply (or the correct result) and the server stays up.
 mod common;
 use common::bloom::header::*;

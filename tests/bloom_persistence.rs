@@ -1,7 +1,6 @@
 //! Bloom filters survive RDB reload, DUMP/RESTORE and an AOF rewrite without
-//! RDB preamble (COMPAT §6.1, §6.3) bit for bit.
+//! RDB preamble (docs/bloom.md §9, §11) bit for bit.
 mod common;
-use std::time::Duration;
 
 use common::bloom::header::*;
 use common::bloom::*;
@@ -33,7 +32,7 @@ fn populate(c: &mut Conn) -> Vec<&'static str> {
     filters::load_ok(c, Fam::Bf, "legacy32", &pairs);
     assert_eq!(line(c, "BF.ADD legacy32 foo"), int(1));
     assert!(debug_lines(c, "legacy32")[1].contains("hashwidth:32"));
-    // Its bits are those of §3.4 for the 32-bit pair of "foo".
+    // Its bits are those of docs/bloom.md §5 for the 32-bit pair of "foo".
     let bits = &filters::scandump(c, Fam::Bf, "legacy32")[1].1;
     let set: Vec<usize> = (0..1152)
         .filter(|i| bits[i / 8] & (1 << (i % 8)) != 0)
@@ -74,7 +73,7 @@ fn check_type_and_memory(c: &mut Conn, keys: &[&str]) {
 
 #[test]
 fn debug_reload_and_restore_keep_every_filter() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         let keys = populate(&mut c);
@@ -109,7 +108,7 @@ fn debug_reload_and_restore_keep_every_filter() {
 }
 
 fn wait_for_aof_rewrite(c: &mut Conn) {
-    let info = info::wait_for(c, "persistence", Duration::from_secs(30), |i| {
+    let info = info::wait_for(c, "persistence", wait::STATE, |i| {
         i.contains("aof_rewrite_in_progress:0") && i.contains("aof_rewrite_scheduled:0")
     });
     assert!(info.contains("aof_last_bgrewrite_status:ok"), "{info}");
@@ -117,7 +116,7 @@ fn wait_for_aof_rewrite(c: &mut Conn) {
 
 #[test]
 fn aof_rewrite_without_preamble_restores_every_filter() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::builder(flavor, Module::Rsbloom)
             .aof_without_preamble()
             .start();

@@ -3,7 +3,7 @@
 //! Cases are derived deterministically (seeded) from genuine DUMP payloads and
 //! SCANDUMP streams of both filter types: truncations, bit flips, fields set
 //! to 0, 1, 2, 2^32, 2^63, u64::MAX and neighbours, lying string lengths,
-//! swapped module ids, and the crafted values of COMPAT §8.1 items 2-5 and
+//! swapped module ids, and the crafted values of docs/differences.md §1 items 2-5 and
 //! 9-12. Every case must answer an error, or produce a filter that then
 //! works (ADD/EXISTS/INFO/DEBUG, and SCANDUMP+LOADCHUNK reproduces it); the
 //! server must stay up and the bystander keys (a string, a Bloom filter, a
@@ -326,7 +326,7 @@ fn mutate_payload(rng: &mut SmallRng, src: &Source) -> Vec<u8> {
     }
 }
 
-/// The crafted RDB values of COMPAT §8.1 (and neighbours) as payloads.
+/// The crafted RDB values of docs/differences.md §1 (and neighbours) as payloads.
 fn crafted_payloads(sources: &[Source]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let cf = sources.iter().find(|s| !s.bloom).unwrap();
@@ -706,7 +706,7 @@ fn corrupt_restore_payloads_and_loadchunk_sequences_are_contained() {
     }
 }
 
-/// COMPAT §8.1 item 9: a legitimately built chain of ~1000 links restores.
+/// docs/differences.md §1 item 9: a legitimately built chain of ~1000 links restores.
 #[test]
 fn chain_with_a_thousand_links_restores() {
     for flavor in flavors() {

@@ -1,6 +1,6 @@
-//! CF.* commands over the wire (COMPAT §5.9–§5.16, §6.5, §1.4): every reply
-//! and error path, in RESP2 and RESP3, on every server flavor. Expected bytes
-//! and counters marked "verified" in COMPAT or taken from RedisBloom 2.8.2
+//! CF.* commands over the wire (docs/cuckoo.md §12, §14, docs/module.md
+//! §2.1): every reply and error path, in RESP2 and RESP3, on every server
+//! flavor. Expected bytes and counters marked "verified" in docs/ or taken from RedisBloom 2.8.2
 //! where its behaviour is the 8.x one.
 mod common;
 use common::filters::cf_header;
@@ -38,7 +38,7 @@ fn hex(b: &[u8]) -> String {
 
 /// Runs `f` on a fresh server of every flavor, once per protocol.
 fn each(f: impl Fn(&mut Conn, bool)) {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         for resp3 in [false, true] {
             let s = Server::start(flavor, Module::Rsbloom);
             let mut c = if resp3 { s.conn3() } else { s.conn() };
@@ -159,7 +159,7 @@ fn reserve_arguments_ranges_and_quirks() {
             debug(c, "o"),
             "bktsize:4 buckets:32 items:0 deletes:0 filters:1 max_iterations:7 expansion:4"
         );
-        // Option words are searched from the key on (§8.2).
+        // Option words are searched from the key on (docs/differences.md §2).
         assert_eq!(line(c, "CF.RESERVE MAXITERATIONS 100"), ok());
         assert_eq!(
             debug(c, "MAXITERATIONS"),
@@ -292,7 +292,7 @@ fn info_counters_wrap_like_redisbloom() {
 
 #[test]
 fn verified_reply_table_example() {
-    // COMPAT §5.11 (verified in RESP3).
+    // docs/cuckoo.md §12.3 (verified in RESP3).
     each(|c, resp3| {
         let b = |v| boolean(resp3, v);
         assert_eq!(line(c, "CF.RESERVE a 9 EXPANSION 0"), ok());
@@ -324,7 +324,7 @@ fn full_filter_outcomes() {
         }
         assert_eq!(line(c, "CF.ADD k1 4"), full);
         assert_eq!(line(c, "CF.ADD k1 5"), full);
-        // COMPAT §4.4 (verified).
+        // docs/cuckoo.md §6 (verified).
         assert_eq!(hex(&slots(c, "k1")), "dde41365");
         assert_eq!(line(c, "CF.ADDNX k1 6"), full);
         assert_eq!(line(c, "CF.ADDNX k1 0"), b(false));
@@ -540,7 +540,7 @@ fn exists_mexists_count() {
         // Multiset: every copy counts; integer in both protocols.
         assert_eq!(line(c, "CF.COUNT k x"), int(3));
         assert_eq!(line(c, "CF.COUNT k y"), int(0));
-        // Both candidate buckets coincide: counted twice (§4.6, verified).
+        // Both candidate buckets coincide: counted twice (docs/cuckoo.md §8, verified).
         assert_eq!(line(c, "CF.RESERVE d 4 EXPANSION 0"), ok());
         assert_eq!(line(c, "CF.ADD d v3"), b(true));
         assert_eq!(line(c, "CF.COUNT d v3"), int(2));
@@ -567,7 +567,7 @@ fn exists_mexists_count() {
 
 #[test]
 fn delete_with_automatic_compaction() {
-    // COMPAT §4.4 (verified end-to-end example).
+    // docs/cuckoo.md §6 (verified end-to-end example).
     each(|c, resp3| {
         let b = |v| boolean(resp3, v);
         assert_eq!(
@@ -658,7 +658,7 @@ fn manual_compaction() {
 #[test]
 fn scandump_positions_and_errors() {
     each(|c, resp3| {
-        // Sub-filters of 8, 16 and 32 bytes (§6.5, verified positions).
+        // Sub-filters of 8, 16 and 32 bytes (docs/cuckoo.md §14, verified positions).
         assert_eq!(line(c, "CF.RESERVE s 8 BUCKETSIZE 2 EXPANSION 2"), ok());
         for i in 0..30 {
             line(c, &format!("CF.ADD s s{i}"));
@@ -715,10 +715,10 @@ fn scandump_positions_and_errors() {
 
 #[test]
 fn scandump_of_a_large_sub_filter_is_chunked() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        // One 64 MiB sub-filter (§6.5, verified positions).
+        // One 64 MiB sub-filter (docs/cuckoo.md §14, verified positions).
         assert_eq!(line(&mut c, "CF.RESERVE big 67108864"), ok());
         assert_eq!(line(&mut c, "CF.ADD big x"), int(1));
         const MIB16: usize = 16 << 20;
@@ -846,7 +846,7 @@ fn loadchunk_errors() {
     });
 }
 
-// ---------------------------------------------------------------- replication (§1.4)
+// ------------------------------------------------ replication (docs/module.md §2.1)
 
 /// The master's replication offset: it grows synchronously with every
 /// command propagated (no WAIT here: its GETACK would move it too, and
@@ -857,7 +857,7 @@ fn repl_offset(c: &mut Conn) -> i64 {
 
 #[test]
 fn replication_follows_the_command_table() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let master = Server::builder(flavor, Module::Rsbloom)
             .arg("--repl-ping-replica-period")
             .arg("3600")

@@ -1,10 +1,9 @@
 //! Cuckoo filters survive RDB (DEBUG RELOAD, restart, DUMP/RESTORE) and an
-//! AOF rewrite without RDB preamble (COMPAT §6.2, §6.3) exactly: every
+//! AOF rewrite without RDB preamble (docs/cuckoo.md §13, §15) exactly: every
 //! SCANDUMP byte, CF.INFO and CF.DEBUG value.
 mod common;
 use common::filters::{snapshot, Snapshot};
 use common::*;
-use std::time::Duration;
 
 const KEYS: [&str; 7] = [
     "grown",
@@ -76,7 +75,7 @@ fn snapshots(c: &mut Conn) -> Vec<Snapshot> {
 
 #[test]
 fn rdb_debug_reload_and_restart() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
@@ -96,7 +95,7 @@ fn rdb_debug_reload_and_restart() {
 
 #[test]
 fn dump_restore_round_trip() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         populate(&mut c);
@@ -115,7 +114,7 @@ fn dump_restore_round_trip() {
 
 #[test]
 fn aof_rewrite_without_preamble() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::builder(flavor, Module::Rsbloom)
             .aof_without_preamble()
             .start();
@@ -124,14 +123,14 @@ fn aof_rewrite_without_preamble() {
         let before = snapshots(&mut c);
         let r = line(&mut c, "BGREWRITEAOF");
         assert!(matches!(r, Reply::Simple(_)), "{r:?}");
-        info::wait_for(&mut c, "persistence", Duration::from_secs(30), |i| {
+        info::wait_for(&mut c, "persistence", wait::STATE, |i| {
             i.contains("aof_rewrite_in_progress:0") && i.contains("aof_rewrite_scheduled:0")
         });
         // The rewrite really is made of CF.LOADCHUNK commands.
         let text = s.base_aof();
         let count = text.windows(12).filter(|w| w == b"CF.LOADCHUNK").count();
         // Per filter: the header and one command per chunk, also for the
-        // filters without items (§6.3), whose single sub-filter is one chunk.
+        // filters without items (docs/cuckoo.md §15), whose single sub-filter is one chunk.
         let expected: usize = before
             .iter()
             .map(|b| if b.dump.is_empty() { 2 } else { b.dump.len() })

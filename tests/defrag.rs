@@ -11,7 +11,7 @@ mod common;
 use common::diff::sargs;
 use common::stream::{assert_same, info_field, snapshot};
 use common::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const FILTERS: usize = 1500;
 
@@ -66,7 +66,7 @@ fn enable(c: &mut Conn) -> Reply {
 fn filters_answer_the_same_after_active_defrag() {
     let require = std::env::var("RSBLOOM_REQUIRE_DEFRAG").is_ok_and(|v| v == "1");
     let mut exercised = false;
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         let allocator = info_field(&mut c, "memory", "mem_allocator").unwrap_or_default();
@@ -89,16 +89,17 @@ fn filters_answer_the_same_after_active_defrag() {
         }
         exercised = true;
         let start = hits(&mut c);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while hits(&mut c) <= start && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let end = hits(&mut c);
-        // Let the cycle finish its pass over the keyspace.
-        std::thread::sleep(Duration::from_millis(500));
+        let every = Duration::from_millis(50);
+        let end = wait::until_every("active defrag hits", wait::STATE, every, || {
+            match hits(&mut c) {
+                h if h > start => Ok(h),
+                h => Err(format!("active_defrag_hits {h} (was {start})")),
+            }
+        });
+        // (A cycle may never end while fragmentation stays above the
+        // threshold, as on Valkey 9: moved values are what the test needs.)
         assert_eq!(c.cmd(&["CONFIG", "SET", "activedefrag", "no"]), ok());
         println!("{flavor:?} ({allocator}): active_defrag_hits {start} -> {end}");
-        assert!(end > start, "{flavor:?}: active defrag moved nothing");
 
         assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()));
         assert_same(

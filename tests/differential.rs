@@ -5,7 +5,7 @@
 //! full SCANDUMP and the DUMP payload of every key are compared as well.
 //!
 //! rsbloom targets RedisBloom 8.x, so the documented 2.8.2 → 8.x differences
-//! (COMPAT §9) are mapped by an explicit allowlist (`RULES`); where such a
+//! (docs/differences.md §3) are mapped by an explicit allowlist (`RULES`); where such a
 //! difference makes the two filters diverge, the key is deleted on both sides
 //! right after the command and the reset is counted.
 //!
@@ -69,7 +69,7 @@ fn is_wrongtype(r: &Reply) -> bool {
 
 /// Value following the first argument equal (case-insensitively) to `word`,
 /// searched over the whole argument list from the key on (BF.RESERVE and
-/// CF.RESERVE quirk, COMPAT §5.1/§5.9/§8.2).
+/// CF.RESERVE quirk, docs/bloom.md §8.1/docs/cuckoo.md §12.1/docs/differences.md §2).
 fn option_value<'a>(args: &'a [Vec<u8>], word: &str) -> Option<&'a [u8]> {
     let pos = args[1..]
         .iter()
@@ -78,7 +78,7 @@ fn option_value<'a>(args: &'a [Vec<u8>], word: &str) -> Option<&'a [u8]> {
     args.get(pos + 1).map(|v| v.as_slice())
 }
 
-/// Outcome of the 8.x BF.INSERT option scan (COMPAT §5.3).
+/// Outcome of the 8.x BF.INSERT option scan (docs/bloom.md §8.3).
 #[derive(Debug, PartialEq)]
 enum BfInsertScan {
     /// First failure is a range error (parsable but out of range): the
@@ -188,8 +188,8 @@ fn insert_values(args: &[Vec<u8>], letter: u8, second: Option<bool>) -> Vec<Vec<
 }
 
 /// Whether the option section holds a NOCREATE token: for BF.INSERT an `n…`
-/// word whose third character is `c` (COMPAT §5.3), for CF.INSERT any `n…`
-/// word (COMPAT §5.11).
+/// word whose third character is `c` (docs/bloom.md §8.3), for CF.INSERT any `n…`
+/// word (docs/cuckoo.md §12.3).
 fn has_nocreate_token(args: &[Vec<u8>], bloom: bool) -> bool {
     args[insert_options(args)].iter().any(|a| {
         a.first().map(|c| c.to_ascii_lowercase()) == Some(b'n')
@@ -218,7 +218,7 @@ const RULES: &[Rule] = &[
     Rule {
         // BF.RESERVE range errors reworded (2.8.2 → 8.x).
         name: "bf-reserve-range-texts",
-        cite: "COMPAT §5.1 steps 1, 2, 4; §9 'BF.RESERVE range errors'",
+        cite: "docs/bloom.md §8.1 steps 1, 2, 4; docs/differences.md §3 'BF.RESERVE range errors'",
         diverges: false,
         applies: |args, rs, rf| {
             upper(&args[0]) == "BF.RESERVE"
@@ -234,7 +234,7 @@ const RULES: &[Rule] = &[
     Rule {
         // 2.8.2 checks the NONSCALING/EXPANSION conflict before parsing the value.
         name: "bf-reserve-nonscaling-check-order",
-        cite: "COMPAT §5.1 step 4 ([2.8.2] conflict checked before parsing)",
+        cite: "docs/bloom.md §8.1 step 4 ([2.8.2] conflict checked before parsing)",
         diverges: false,
         applies: |args, rs, rf| {
             upper(&args[0]) == "BF.RESERVE"
@@ -247,7 +247,7 @@ const RULES: &[Rule] = &[
     Rule {
         // 8.x: EXPANSION 0 creates a non-scaling filter; 2.8.2 rejects it.
         name: "bf-reserve-expansion-0",
-        cite: "COMPAT §5.1 step 4; §9 'BF.RESERVE EXPANSION 0'",
+        cite: "docs/bloom.md §8.1 step 4; docs/differences.md §3 'BF.RESERVE EXPANSION 0'",
         diverges: true,
         applies: |args, rs, rf| {
             upper(&args[0]) == "BF.RESERVE"
@@ -261,7 +261,7 @@ const RULES: &[Rule] = &[
         // 8.x bounds capacity by 2^30 and expansion by 32768; 2.8.2 accepts
         // them (generated only for keys that exist, see `sanitize`).
         name: "bf-reserve-upper-bounds",
-        cite: "COMPAT §5.1 steps 2 and 4; §9 'BF capacity upper bound'",
+        cite: "docs/bloom.md §8.1 steps 2 and 4; docs/differences.md §3 'BF capacity upper bound'",
         diverges: true,
         applies: |args, rs, rf| {
             if upper(&args[0]) != "BF.RESERVE" || !redis_double(&args[2]).is_some_and(|e| e > 0.0 && e < 1.0) {
@@ -286,7 +286,7 @@ const RULES: &[Rule] = &[
         // error first) and has no upper bounds. The rule holds only when
         // rsbloom's reply is exactly the first range error of the 8.x scan.
         name: "bf-insert-range-errors",
-        cite: "COMPAT §5.3 ([2.8.2] paragraph); §9 'BF.INSERT range errors'",
+        cite: "docs/bloom.md §8.3 ([2.8.2] paragraph); docs/differences.md §3 'BF.INSERT range errors'",
         diverges: true,
         applies: |args, rs, _rf| {
             upper(&args[0]) == "BF.INSERT"
@@ -296,7 +296,7 @@ const RULES: &[Rule] = &[
     Rule {
         // 8.x: BF.INSERT EXPANSION 0 = non-scaling; 2.8.2: `Bad argument received`.
         name: "bf-insert-expansion-0",
-        cite: "COMPAT §5.3 ('if expansion = 0 → non-scaling'); §9 'BF.INSERT range errors'",
+        cite: "docs/bloom.md §8.3 ('if expansion = 0 → non-scaling'); docs/differences.md §3 'BF.INSERT range errors'",
         diverges: true,
         applies: |args, _rs, rf| {
             upper(&args[0]) == "BF.INSERT"
@@ -307,7 +307,7 @@ const RULES: &[Rule] = &[
     Rule {
         // CF.RESERVE range errors reworded (2.8.2 → 8.x).
         name: "cf-reserve-range-texts",
-        cite: "COMPAT §5.9 steps 3, 4 ([2.8.2] messages); §9 'CF.RESERVE range errors'",
+        cite: "docs/cuckoo.md §12.1 steps 3, 4 ([2.8.2] messages); docs/differences.md §3 'CF.RESERVE range errors'",
         diverges: false,
         applies: |args, rs, rf| {
             upper(&args[0]) == "CF.RESERVE"
@@ -337,7 +337,7 @@ const RULES: &[Rule] = &[
         // 8.x bounds CF.RESERVE capacity by 2^30; 2.8.2 does not (generated
         // only for keys that exist, see `sanitize`).
         name: "cf-reserve-capacity-upper-bound",
-        cite: "COMPAT §5.9 step 4 ([2.8.2] no upper bound); §9 'CF.RESERVE range errors'",
+        cite: "docs/cuckoo.md §12.1 step 4 ([2.8.2] no upper bound); docs/differences.md §3 'CF.RESERVE range errors'",
         diverges: true,
         applies: |args, rs, rf| {
             upper(&args[0]) == "CF.RESERVE"
@@ -350,7 +350,7 @@ const RULES: &[Rule] = &[
         // CF.INSERT CAPACITY range error reworded; 8.x adds the 2^30 bound
         // (over-bound values are generated only with NOCREATE).
         name: "cf-insert-capacity",
-        cite: "COMPAT §5.11 ([2.8.2] capacity < 4 message, no upper bound); §9 'CF.INSERT CAPACITY error'",
+        cite: "docs/cuckoo.md §12.3 ([2.8.2] capacity < 4 message, no upper bound); docs/differences.md §3 'CF.INSERT CAPACITY error'",
         diverges: true,
         applies: |args, rs, rf| {
             let cmd = upper(&args[0]);
@@ -366,7 +366,7 @@ const RULES: &[Rule] = &[
         // RedisBloom (2.8.2 and 8.x) writes a chunk whose offset lies past
         // the last sub-filter into the last sub-filter; rsbloom refuses it.
         name: "cf-loadchunk-past-end",
-        cite: "COMPAT §6.5 LOADCHUNK step 4; §8.1 item 7",
+        cite: "docs/cuckoo.md §14 LOADCHUNK step 4; docs/differences.md §1 item 7",
         diverges: true,
         applies: |args, rs, rf| {
             upper(&args[0]) == "CF.LOADCHUNK"
@@ -988,7 +988,7 @@ impl Gen {
             60..=71 if !data.is_empty() => {
                 if header {
                     // Only length changes: field corruption of genuine
-                    // headers can crash 2.8.2 (COMPAT §8.1 items 4, 5, 8, 10, 11).
+                    // headers can crash 2.8.2 (docs/differences.md §1 items 4, 5, 8, 10, 11).
                     if self.rng.gen() {
                         let n = self.rng.gen_range(0..data.len());
                         data.truncate(n);
@@ -1045,14 +1045,14 @@ impl Gen {
             }
             "BF.INSERT" => {
                 // 1–2 character `n` tokens read past the argument in
-                // RedisBloom (COMPAT §8.1 item 13); 1-character ones are
+                // RedisBloom (docs/differences.md §1 item 13); 1-character ones are
                 // not deterministic there.
                 for i in insert_options(&args) {
                     if args[i].eq_ignore_ascii_case(b"n") {
                         args[i] = b"nx".to_vec();
                     }
                 }
-                // A capped error rate (COMPAT §9) changes the created filter and
+                // A capped error rate (docs/differences.md §3) changes the created filter and
                 // so the replies of this very command (false positives): such
                 // error rates only go with NOCREATE.
                 let capped = insert_values(&args, b'e', Some(true))
@@ -1086,7 +1086,7 @@ impl Gen {
             }
             "CF.RESERVE" => {
                 // An option word as the last argument crashes RedisBloom
-                // (COMPAT §8.1 item 1).
+                // (docs/differences.md §1 item 1).
                 let n = args.len();
                 if n >= 5 && n % 2 == 1 {
                     let last = upper(&args[n - 1]);
@@ -1189,9 +1189,11 @@ struct Runner {
 }
 
 impl Runner {
-    fn new(fam: Fam, seed: u64) -> Runner {
-        let rs = Side::start(subject_module());
-        let rf = Side::start(Module::Reference);
+    fn new(flavor: Flavor, fam: Fam, seed: u64) -> Runner {
+        // Both on the same server binary: replies are compared byte for byte
+        // (Redis 7.0 and 8 format doubles differently).
+        let rs = Side::start(flavor, subject_module());
+        let rf = Side::start(flavor, Module::Reference);
         let mut r = Runner {
             fam,
             seed,
@@ -1434,18 +1436,24 @@ impl Runner {
 }
 
 fn run_family(fam: Fam) {
+    for flavor in flavors() {
+        run_on(flavor, fam);
+    }
+}
+
+fn run_on(flavor: Flavor, fam: Fam) {
     let seed = seed();
     let n = ops_per_family();
     eprintln!(
-        "differential {fam:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
+        "differential {fam:?} on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
     );
     let start = Instant::now();
-    let mut r = Runner::new(fam, seed);
+    let mut r = Runner::new(flavor, fam, seed);
     r.run(n);
     let summary = r.summary(start.elapsed().as_secs_f64());
     eprintln!("{summary}");
     if r.stats.mismatches > 0 {
-        let path = std::env::temp_dir().join(format!("rsbloom-diff-{fam:?}-{seed}.log"));
+        let path = std::env::temp_dir().join(format!("rsbloom-diff-{fam:?}-{flavor:?}-{seed}.log"));
         let _ = std::fs::write(&path, r.log.join("\n"));
         eprintln!("all mismatches written to {}", path.display());
     }
@@ -1455,7 +1463,7 @@ fn run_family(fam: Fam) {
     );
     assert_eq!(
         r.stats.mismatches, 0,
-        "{fam:?}: {} mismatches (seed {seed})",
+        "{fam:?} on {flavor:?}: {} mismatches (seed {seed})",
         r.stats.mismatches
     );
 }

@@ -429,7 +429,7 @@ fn move_by_chunks(fam: Fam, src: &mut Side, dst: &mut Side, how: &str) -> Vec<St
             }
         };
         if pairs.is_empty() {
-            // An empty Cuckoo filter cannot be dumped (COMPAT §6.5 step 3).
+            // An empty Cuckoo filter cannot be dumped (docs/cuckoo.md §14 step 3).
             assert_eq!(fam, Fam::Cf, "{how}: empty SCANDUMP of {}", spec.key);
             continue;
         }
@@ -458,7 +458,7 @@ fn move_by_rdb(fam: Fam, src: &mut Side, dst_module: Module, how: &str) -> Vec<S
     )
     .expect("copy dump.rdb");
     let mut dst = Side::from_server(
-        Server::builder(Flavor::Redis, dst_module)
+        Server::builder(src.server.flavor(), dst_module)
             .dir(dir.path())
             .start(),
     );
@@ -486,8 +486,15 @@ fn move_by_rdb(fam: Fam, src: &mut Side, dst_module: Module, how: &str) -> Vec<S
 }
 
 fn exchange(fam: Fam, moves: &[&str]) {
-    let mut rs = Side::start(subject_module());
-    let mut rf = Side::start(Module::Reference);
+    for flavor in flavors() {
+        exchange_on(flavor, fam, moves);
+    }
+}
+
+/// Both modules on the same server binary.
+fn exchange_on(flavor: Flavor, fam: Fam, moves: &[&str]) {
+    let mut rs = Side::start(flavor, subject_module());
+    let mut rf = Side::start(flavor, Module::Reference);
     let replies = build_on_both(fam, &mut rs, &mut rf);
     // The set really contains the interesting states.
     let texts: Vec<String> = replies
@@ -548,7 +555,7 @@ fn exchange(fam: Fam, moves: &[&str]) {
             _ => unreachable!(),
         };
         eprintln!(
-            "{fam:?} {m}: {} keys moved, {} differences",
+            "{fam:?} {m} on {flavor:?}: {} keys moved, {} differences",
             set(fam).len(),
             f.len()
         );
@@ -556,7 +563,7 @@ fn exchange(fam: Fam, moves: &[&str]) {
     }
     assert!(
         fails.is_empty(),
-        "{fam:?}: {} differences:\n{}",
+        "{fam:?} on {flavor:?}: {} differences:\n{}",
         fails.len(),
         fails.join("\n")
     );

@@ -15,7 +15,7 @@ fn bpe(error: f64) -> f64 {
     -(error.ln() / LN2SQC)
 }
 
-/// One 53-byte link record of a BF.SCANDUMP header (COMPAT §6.4), with the
+/// One 53-byte link record of a BF.SCANDUMP header (docs/bloom.md §10), with the
 /// bpe and hash count creation would derive from `error`.
 fn bf_link(bytes: u64, size: u64, error: f64, entries: u64) -> Vec<u8> {
     let bpe = bpe(error);
@@ -50,7 +50,7 @@ fn exists(c: &mut Conn, key: &str) -> i64 {
 
 #[test]
 fn unallocatable_headers_and_reservations_answer_errors() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         // BF.LOADCHUNK header with a 2^50-byte (and a 2^36-byte) link.
@@ -118,7 +118,7 @@ fn unallocatable_headers_and_reservations_answer_errors() {
 
 #[test]
 fn growth_beyond_memory_answers_an_error_and_changes_nothing() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         // Cuckoo: one full 1 MiB sub-filter (1 slot per bucket), expansion
@@ -162,7 +162,7 @@ fn growth_beyond_memory_answers_an_error_and_changes_nothing() {
 
 #[test]
 fn maxmemory_denies_writes_without_partial_effects() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         assert_eq!(c.cmd(&["BF.RESERVE", "bf", "0.01", "1000"]), ok());
@@ -250,7 +250,7 @@ fn maxmemory_denies_writes_without_partial_effects() {
 /// probe but the last in every link. BF.EXISTS / BF.ADD of that item then do
 /// the worst-case 1100 x 1075 = 1.18 million probes into 9 MiB; at well under
 /// 10 ns per probe that is < 15 ms, so 50 ms is a safe bound even on a loaded
-/// 2-core machine, while RedisBloom's unbounded hash count (COMPAT §8.1
+/// 2-core machine, while RedisBloom's unbounded hash count (docs/differences.md §1
 /// item 11: 0.2 s to seconds per command) would exceed it.
 #[test]
 fn crafted_bloom_filter_cannot_make_a_command_slow() {
@@ -275,7 +275,7 @@ fn crafted_bloom_filter_cannot_make_a_command_slow() {
         .map(|_| bf_link(BYTES, 0, error, 1 << 40))
         .collect();
     let header = bf_header(0, BF_OPTIONS, 2, &links);
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         assert_eq!(c.cmd(&args!["BF.LOADCHUNK", "slow", "1", &header]), ok());

@@ -103,7 +103,13 @@ fn growth(c: &mut Conn, case: &Case) -> i64 {
 
 #[test]
 fn identical_filters_take_identical_used_memory() {
-    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(Flavor::Redis, m));
+    for flavor in flavors() {
+        used_memory_parity(flavor);
+    }
+}
+
+fn used_memory_parity(flavor: Flavor) {
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(flavor, m));
     let mut conns = servers.each_ref().map(Server::conn);
     for c in &mut conns {
         // First use of each type allocates module-wide state once.
@@ -117,7 +123,7 @@ fn identical_filters_take_identical_used_memory() {
         assert!(rs > 0, "{}: no growth measured", case.name);
         if rs != reference && !(case.may_use_less && rs < reference) {
             mismatches.push(format!(
-                "{}: rsbloom {rs}, RedisBloom {reference}",
+                "{flavor:?} {}: rsbloom {rs}, RedisBloom {reference}",
                 case.name
             ));
         }
@@ -177,15 +183,21 @@ fn identical_topk_sketches_take_identical_used_memory() {
             [adds(25, 12), reload.clone()].concat(),
         ),
     ];
-    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(Flavor::Redis, m));
+    for flavor in flavors() {
+        topk_parity(flavor, &topk_cases);
+    }
+}
+
+fn topk_parity(flavor: Flavor, topk_cases: &[Case]) {
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(flavor, m));
     let mut conns = servers.each_ref().map(Server::conn);
     for c in &mut conns {
-        for case in &topk_cases {
+        for case in topk_cases {
             growth(c, case);
         }
     }
     let mut mismatches = Vec::new();
-    for case in &topk_cases {
+    for case in topk_cases {
         let [rs, reference] = conns.each_mut().map(|c| growth(c, case));
         assert!(rs > 0, "{}: no growth measured", case.name);
         let usage = conns.each_mut().map(|c| {
@@ -198,7 +210,7 @@ fn identical_topk_sketches_take_identical_used_memory() {
         });
         if rs != reference || usage[0] != usage[1] {
             mismatches.push(format!(
-                "{}: used_memory rsbloom {rs}, RedisBloom {reference}; MEMORY USAGE {:?}",
+                "{flavor:?} {}: used_memory rsbloom {rs}, RedisBloom {reference}; MEMORY USAGE {:?}",
                 case.name, usage
             ));
         }

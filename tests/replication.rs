@@ -1,4 +1,4 @@
-//! Replication (COMPAT §1.4 "replicated" column): a master and a real
+//! Replication (docs/module.md §2.1 "replicated" column): a master and a real
 //! replica; after a seeded random stream of every write command of both
 //! families (including failing ones) every key is identical on the replica,
 //! both through the command stream and after a full resync from RDB.
@@ -8,14 +8,17 @@
 mod common;
 use common::stream::{assert_same, info_field, snapshot, Stream, MODULE_ARGS};
 use common::*;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const STREAM_LEN: usize = 2500;
 
 fn start(flavor: Flavor, module: Module, master: Option<u16>) -> Server {
     let mut b = Server::builder(flavor, module)
         .module_arg(MODULE_ARGS[0])
-        .module_arg(MODULE_ARGS[1]);
+        .module_arg(MODULE_ARGS[1])
+        // Replicas sync at once instead of after the default 5 s.
+        .arg("--repl-diskless-sync-delay")
+        .arg("0");
     if let Some(port) = master {
         b = b.arg("--replicaof").arg("127.0.0.1").arg(&port.to_string());
     }
@@ -23,33 +26,26 @@ fn start(flavor: Flavor, module: Module, master: Option<u16>) -> Server {
 }
 
 fn wait_link_up(replica: &mut Conn) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while info_field(replica, "replication", "master_link_status").as_deref() != Some("up") {
-        assert!(Instant::now() < deadline, "replica link not up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::until("the replica's link up", wait::STATE, || {
+        match info_field(replica, "replication", "master_link_status") {
+            Some(s) if s == "up" => Ok(()),
+            other => Err(format!("master_link_status {other:?}")),
+        }
+    });
 }
 
 /// Waits until the replica has processed everything the master sent.
 fn sync(master: &mut Conn, replica: &mut Conn) {
-    assert_eq!(master.cmd(&["WAIT", "1", "5000"]), int(1), "WAIT");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    // WAIT returns once the replica acknowledged; the timeout is a deadline.
+    assert_eq!(master.cmd(&["WAIT", "1", "60000"]), int(1), "WAIT");
+    wait::until("equal replication offsets", wait::STATE, || {
         let m = info_field(master, "replication", "master_repl_offset");
         let r = info_field(replica, "replication", "master_repl_offset");
-        if m.is_some() && m == r {
-            return;
+        match m.is_some() && m == r {
+            true => Ok(()),
+            false => Err(format!("master {m:?}, replica {r:?}")),
         }
-        assert!(Instant::now() < deadline, "offsets differ: {m:?} {r:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn config_set(c: &mut Conn, name: &str, value: &str) {
-    if c.cmd(&["CONFIG", "SET", name, value]) != ok() {
-        let r = c.cmd(&["CONFIG", "SET", &format!("bf.{name}"), value]);
-        assert_eq!(r, ok(), "CONFIG SET {name} {value}");
-    }
+    });
 }
 
 fn sync_full(master: &mut Conn) -> i64 {
@@ -141,7 +137,7 @@ fn check_identical(master: &mut Conn, replica: &mut Conn, digests: bool, what: &
 fn replica_is_identical_after_every_write_command() {
     let seed = common::stream::seed();
     println!("replication seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let t0 = Instant::now();
         let master = start(flavor, Module::Rsbloom, None);
         let mut replica = start(flavor, Module::Rsbloom, Some(master.port));
@@ -154,7 +150,7 @@ fn replica_is_identical_after_every_write_command() {
         assert_coverage(&stream, false);
         assert_growth(&mut mc);
 
-        // COMPAT §1.4 / §5.11: a CF insert that fails before processing
+        // docs/module.md §2.1 / docs/cuckoo.md §12.3: a CF insert that fails before processing
         // items (here `Maximum expansions reached` right after the
         // auto-creation, with cf-max-expansions 1) replicates nothing, yet
         // the master keeps the empty filter it created. The test asserts that
@@ -191,6 +187,15 @@ fn replica_is_identical_after_every_write_command() {
         assert_eq!(mc.cmd(&["CF.ADD", "c-new", "x"]), int(1));
         sync(&mut mc, &mut rc);
         check_identical(&mut mc, &mut rc, true, &format!("{flavor:?} stream"));
+        // Failed writes (e.g. `non scaling filter is full`) replicate only
+        // what they did: the replica never answers its master with an error
+        // (which an atomic slot migration target would fail on).
+        let log = replica.log();
+        let errors: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("is sending an error to its"))
+            .collect();
+        assert!(errors.is_empty(), "{flavor:?}: {errors:#?}");
 
         // Full resync: the restarted replica (no RDB of its own) loads the
         // master's RDB.
@@ -215,12 +220,18 @@ fn replica_is_identical_after_every_write_command() {
 
 /// RedisBloom 2.8.2 and rsbloom on the two ends of one replication link.
 fn cross(master_module: Module, replica_module: Module) {
+    for flavor in flavors() {
+        cross_on(flavor, master_module, replica_module);
+    }
+}
+
+fn cross_on(flavor: Flavor, master_module: Module, replica_module: Module) {
     let seed = common::stream::seed();
     println!(
-        "cross replication {master_module:?} -> {replica_module:?}: seed {seed} (RSBLOOM_OPS_SEED={seed})"
+        "cross replication {master_module:?} -> {replica_module:?} on {flavor:?}: seed {seed} (RSBLOOM_OPS_SEED={seed})"
     );
-    let master = start(Flavor::Redis, master_module, None);
-    let mut replica = start(Flavor::Redis, replica_module, Some(master.port));
+    let master = start(flavor, master_module, None);
+    let mut replica = start(flavor, replica_module, Some(master.port));
     let mut mc = master.conn();
     let mut rc = replica.conn();
     wait_link_up(&mut rc);
@@ -229,7 +240,7 @@ fn cross(master_module: Module, replica_module: Module) {
     assert_coverage(&stream, true);
     assert_growth(&mut mc);
     sync(&mut mc, &mut rc);
-    let what = format!("{master_module:?} -> {replica_module:?}");
+    let what = format!("{master_module:?} -> {replica_module:?} on {flavor:?}");
     check_identical(&mut mc, &mut rc, false, &what);
 
     // Full resync: the RDB written by one module, loaded by the other.
@@ -279,6 +290,9 @@ fn topk_replica_decays_exactly_like_its_master() {
             common::topk::state(&mut rc, true),
             "{flavor:?} stream"
         );
+        // Rejected increments replicate only the pairs applied before them:
+        // the replica never answers its master with an error.
+        assert!(!replica.log().contains("CRITICAL"), "{}", replica.log());
         // TOPK.COUNT is read-only in 8.x: a replica answers it.
         assert!(matches!(
             rc.cmd(&["TOPK.COUNT", "tk0", "i1"]),
@@ -315,8 +329,9 @@ fn topk_replica_decays_exactly_like_its_master() {
 /// verification of the spec; the replica's counts differ.
 #[test]
 fn redisbloom_topk_replica_diverges_from_its_master() {
-    let master = start(Flavor::Redis, Module::Reference, None);
-    let replica = start(Flavor::Redis, Module::Reference, Some(master.port));
+    let flavor = flavors()[0];
+    let master = start(flavor, Module::Reference, None);
+    let replica = start(flavor, Module::Reference, Some(master.port));
     let (mut mc, mut rc) = (master.conn(), replica.conn());
     wait_link_up(&mut rc);
     let mut cmds = vec![common::diff::sargs(&[
@@ -343,4 +358,47 @@ fn redisbloom_topk_replica_diverges_from_its_master() {
     count.extend((1..30).map(|n: u32| n.to_string().into_bytes()));
     let seen = |c: &mut Conn| (c.cmd(&["TOPK.LIST", "t", "WITHCOUNT"]), c.cmd(&count));
     assert_ne!(seen(&mut mc), seen(&mut rc));
+}
+/// CF.COMPACT keeps RedisBloom's readonly flag, so servers run it while
+/// writes are paused (CLIENT PAUSE WRITE, failover, the hand-over of an
+/// atomic slot migration), when nothing may be replicated: it must neither
+/// abort the server (it did, on the propagation assertion) nor make the
+/// replica diverge. It compacts once writes resume.
+#[test]
+fn cf_compact_while_writes_are_paused() {
+    for flavor in all_flavors() {
+        let master = start(flavor, Module::Rsbloom, None);
+        let replica = start(flavor, Module::Rsbloom, Some(master.port));
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        wait_link_up(&mut rc);
+        // Four sub-filters (this server allows 4 expansions), then deletions
+        // that leave the newest ones nearly empty.
+        assert_eq!(mc.cmd(&["CF.RESERVE", "c", "16", "EXPANSION", "1"]), ok());
+        for i in 0..30 {
+            assert_eq!(mc.cmd(&["CF.ADD", "c", &format!("i{i}")]), int(1));
+        }
+        for i in 0..22 {
+            assert_eq!(mc.cmd(&["CF.DEL", "c", &format!("i{i}")]), int(1));
+        }
+        sync(&mut mc, &mut rc);
+        let digest = |c: &mut Conn| c.cmd(&["DEBUG", "DIGEST-VALUE", "c"]);
+        let before = digest(&mut mc);
+        assert_eq!(mc.cmd(&["CLIENT", "PAUSE", "60000", "WRITE"]), ok());
+        assert_eq!(mc.cmd(&["CF.COMPACT", "c"]), ok(), "{flavor:?}");
+        assert_eq!(mc.cmd(&["PING"]), simple("PONG"), "{flavor:?}");
+        assert_eq!(
+            digest(&mut mc),
+            before,
+            "{flavor:?}: compacted while paused"
+        );
+        assert_eq!(mc.cmd(&["CLIENT", "UNPAUSE"]), ok());
+        assert_eq!(mc.cmd(&["CF.COMPACT", "c"]), ok());
+        let after = digest(&mut mc);
+        assert_ne!(after, before, "{flavor:?}: nothing compacted");
+        sync(&mut mc, &mut rc);
+        assert_eq!(digest(&mut rc), after, "{flavor:?}: replica");
+        for i in 22..30 {
+            assert_eq!(mc.cmd(&["CF.EXISTS", "c", &format!("i{i}")]), int(1));
+        }
+    }
 }

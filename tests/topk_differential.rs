@@ -578,9 +578,9 @@ struct Runner {
     log: Vec<String>,
 }
 
-fn start(module: Module) -> Side {
+fn start(flavor: Flavor, module: Module) -> Side {
     Side::from_server(
-        Server::builder(Flavor::Redis, module)
+        Server::builder(flavor, module)
             .arg("--rdbcompression")
             .arg("no")
             .start(),
@@ -588,11 +588,13 @@ fn start(module: Module) -> Side {
 }
 
 impl Runner {
-    fn new(seed: u64) -> Runner {
+    /// Both on the same server binary: replies are compared byte for byte
+    /// (servers format doubles differently).
+    fn new(flavor: Flavor, seed: u64) -> Runner {
         let mut r = Runner {
             seed,
-            rs: start(subject_module()),
-            rf: start(Module::Reference),
+            rs: start(flavor, subject_module()),
+            rf: start(flavor, Module::Reference),
             gen: Gen {
                 rng: SmallRng::seed_from_u64(seed),
             },
@@ -937,22 +939,28 @@ impl Runner {
 #[test]
 fn topk_random_stream_matches_reference() {
     let seed = env_number("RSBLOOM_DIFF_SEED").unwrap_or_else(|| rand::random::<u32>().into());
+    for flavor in flavors() {
+        run_on(flavor, seed);
+    }
+}
+
+fn run_on(flavor: Flavor, seed: u64) {
     let n = env_number("RSBLOOM_DIFF_OPS").unwrap_or(100_000) as usize;
     eprintln!(
-        "Top-K differential: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
+        "Top-K differential on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
     );
     let t0 = Instant::now();
-    let mut r = Runner::new(seed);
+    let mut r = Runner::new(flavor, seed);
     r.run(n);
     eprintln!("{}", r.summary(t0.elapsed().as_secs_f64()));
     if r.stats.mismatches > 0 {
-        let path = std::env::temp_dir().join(format!("rsbloom-diff-topk-{seed}.log"));
+        let path = std::env::temp_dir().join(format!("rsbloom-diff-topk-{flavor:?}-{seed}.log"));
         let _ = std::fs::write(&path, r.log.join("\n"));
         eprintln!("all mismatches written to {}", path.display());
     }
     assert_eq!(
         r.stats.mismatches, 0,
-        "{} mismatches (seed {seed})",
+        "{flavor:?}: {} mismatches (seed {seed})",
         r.stats.mismatches
     );
     assert!(r.stats.compared >= n, "too few commands compared");
@@ -1087,8 +1095,14 @@ fn listed(r: &Reply) -> Vec<(String, i64)> {
 
 #[test]
 fn decay_stream_finds_the_same_heavy_hitters() {
-    let mut rs = start(subject_module());
-    let mut rf = start(Module::Reference);
+    for flavor in flavors() {
+        heavy_hitters_on(flavor);
+    }
+}
+
+fn heavy_hitters_on(flavor: Flavor) {
+    let mut rs = start(flavor, subject_module());
+    let mut rf = start(flavor, Module::Reference);
     let k = 20;
     let (mut recall_rs, mut recall_rf, mut overlap, mut runs) = (0usize, 0usize, 0usize, 0usize);
     let (mut err_rs, mut err_rf) = (0f64, 0f64);

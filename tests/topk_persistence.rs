@@ -9,7 +9,6 @@ use common::diff::{sargs, subject_module, Args, Side};
 use common::topk::{masked, TopkStream};
 use common::*;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 /// A mix of sketches with decay < 1 written by the seeded stream.
 fn fill(c: &mut Conn, seed: u64, n: usize) {
@@ -73,17 +72,10 @@ fn reload_restore_and_copy_keep_every_byte() {
 }
 
 fn wait_rewrite_done(c: &mut Conn) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while info::field(c, "persistence", "aof_rewrite_in_progress") != "0"
-        || info::field(c, "persistence", "aof_rewrite_scheduled") != "0"
-    {
-        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(
-        info::field(c, "persistence", "aof_last_bgrewrite_status"),
-        "ok"
-    );
+    let done =
+        |i: &str| i.contains("aof_rewrite_in_progress:0") && i.contains("aof_rewrite_scheduled:0");
+    let info = info::wait_for(c, "persistence", wait::STATE, done);
+    assert!(info.contains("aof_last_bgrewrite_status:ok"), "{info}");
 }
 
 /// docs/topk.md §5.4: the rewrite holds one `RESTORE key 0 <payload>` per
@@ -213,8 +205,8 @@ fn observe(c: &mut Conn, key: &str) -> Vec<String> {
     out
 }
 
-fn start(module: Module, dir: Option<&Path>, aof: bool) -> Side {
-    let mut b = Server::builder(Flavor::Redis, module)
+fn start(flavor: Flavor, module: Module, dir: Option<&Path>, aof: bool) -> Side {
+    let mut b = Server::builder(flavor, module)
         .arg("--rdbcompression")
         .arg("no");
     if aof {
@@ -241,8 +233,8 @@ fn copy_dir(from: &Path, to: &Path) {
 /// Builds the set on a `src` server, moves it to a `dst` server `how`
 /// ("dump", "rdb", "aof"), and compares every key with the source after
 /// the source reloaded too (a load changes what the empty item shows).
-fn exchange(src: Module, dst: Module, how: &str) -> Vec<String> {
-    let mut s = start(src, None, how == "aof");
+fn exchange(flavor: Flavor, src: Module, dst: Module, how: &str) -> Vec<String> {
+    let mut s = start(flavor, src, None, how == "aof");
     for (_, cmds) in exchange_set() {
         for r in s.conn(false).pipeline(&cmds) {
             assert!(!r.is_error(), "{r:?}");
@@ -255,7 +247,7 @@ fn exchange(src: Module, dst: Module, how: &str) -> Vec<String> {
         .unwrap();
     let mut d = match how {
         "dump" => {
-            let mut d = start(dst, None, false);
+            let mut d = start(flavor, dst, None, false);
             for k in &keys {
                 let payload = s.cmd(&sargs(&["DUMP", k]));
                 assert_eq!(
@@ -269,14 +261,14 @@ fn exchange(src: Module, dst: Module, how: &str) -> Vec<String> {
         "rdb" => {
             assert_eq!(s.cmd(&sargs(&["SAVE"])), ok());
             copy_dir(s.server.dir(), dir.path());
-            start(dst, Some(dir.path()), false)
+            start(flavor, dst, Some(dir.path()), false)
         }
         _ => {
             assert!(!s.cmd(&sargs(&["BGREWRITEAOF"])).is_error());
             wait_rewrite_done(s.conn(false));
             assert!(s.server.base_aof().windows(7).any(|w| w == b"RESTORE"));
             copy_dir(s.server.dir(), dir.path());
-            start(dst, Some(dir.path()), true)
+            start(flavor, dst, Some(dir.path()), true)
         }
     };
     assert_eq!(s.cmd(&sargs(&["DEBUG", "RELOAD"])), ok());
@@ -296,9 +288,11 @@ fn exchange(src: Module, dst: Module, how: &str) -> Vec<String> {
 fn rdb_dump_and_aof_rewrite_move_both_ways_with_the_reference() {
     let subject = subject_module();
     let mut fails = Vec::new();
-    for how in ["dump", "rdb", "aof"] {
-        fails.extend(exchange(subject, Module::Reference, how));
-        fails.extend(exchange(Module::Reference, subject, how));
+    for flavor in flavors() {
+        for how in ["dump", "rdb", "aof"] {
+            fails.extend(exchange(flavor, subject, Module::Reference, how));
+            fails.extend(exchange(flavor, Module::Reference, subject, how));
+        }
     }
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
@@ -307,7 +301,8 @@ fn rdb_dump_and_aof_rewrite_move_both_ways_with_the_reference() {
 /// the state comes from the payload (docs/topk.md §3.5).
 #[test]
 fn loaded_reference_sketch_decays_alike_on_every_rsbloom() {
-    let mut rf = start(Module::Reference, None, false);
+    let flavor = flavors()[0];
+    let mut rf = start(flavor, Module::Reference, None, false);
     let mut cmds = vec![sargs(&["TOPK.RESERVE", "d", "10", "16", "3", "0.9"])];
     cmds.extend((0..200u64).map(|i| {
         sargs(&[
@@ -331,7 +326,7 @@ fn loaded_reference_sketch_decays_alike_on_every_rsbloom() {
         .collect();
     let mut seen = Vec::new();
     for _ in 0..2 {
-        let mut rs = start(subject_module(), None, false);
+        let mut rs = start(flavor, subject_module(), None, false);
         assert_eq!(
             rs.cmd(&args!["RESTORE", "d", "0", payload.as_bytes()]),
             ok()

@@ -1,4 +1,4 @@
-//! Module configuration (§7): the eight `bf-*` / `cf-*` settings, their
+//! Module configuration (docs/module.md §5): the eight `bf-*` / `cf-*` settings, their
 //! setter validation and error texts, and the legacy module-load arguments.
 
 use crate::args::{parse_f64, parse_i64, MAX_CAPACITY, MAX_EXPANSION};
@@ -18,7 +18,7 @@ pub const NAMES: [&str; 8] = [
 /// Default values as `CONFIG GET` shows them, in `NAMES` order.
 const DEFAULT_TEXT: [&str; 8] = ["0.01", "100", "2", "2", "1024", "20", "1", "32"];
 
-/// Error rates above this are stored as this (§9 "error-rate cap").
+/// Error rates above this are stored as this (docs/differences.md §3 "error-rate cap").
 pub const MAX_ERROR_RATE: f64 = 0.25;
 const MAX_ERROR_RATE_TEXT: &str = "0.25";
 
@@ -98,7 +98,7 @@ impl Config {
     }
 
     /// Validates and stores a setting (the CONFIG SET callback). Errors are
-    /// the exact texts of §7.
+    /// the exact texts of docs/module.md §5.
     pub fn set(&mut self, name: &str, value: &[u8]) -> Result<(), String> {
         let index = NAMES
             .iter()
@@ -136,7 +136,7 @@ impl Config {
     }
 
     /// Applies module-load arguments: `<name> <value>` pairs with the legacy
-    /// names of §7; a single empty argument means none.
+    /// names of docs/module.md §5; a single empty argument means none.
     pub fn apply_module_args<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<(), String> {
         if let [only] = args {
             if only.as_ref().is_empty() {

@@ -1,9 +1,9 @@
-//! MurmurHash64A and MurmurHash2 exactly as RedisBloom computes them (§2.1, §2.2).
+//! MurmurHash64A and MurmurHash2 exactly as RedisBloom computes them (docs/hashing.md §1, §2).
 //!
 //! Blocks are read little-endian regardless of the host, so stored filters are
 //! portable and match RedisBloom's on x86-64.
 
-/// MurmurHash64A, COMPAT §2.1. All arithmetic wraps modulo 2^64.
+/// MurmurHash64A, docs/hashing.md §1. All arithmetic wraps modulo 2^64.
 pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
     const M: u64 = 0xc6a4a7935bd1e995;
     const R: u32 = 47;
@@ -32,7 +32,7 @@ pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
     h ^ (h >> R)
 }
 
-/// MurmurHash2 (32-bit), COMPAT §2.2. All arithmetic wraps modulo 2^32.
+/// MurmurHash2 (32-bit), docs/hashing.md §2. All arithmetic wraps modulo 2^32.
 pub fn murmur2(data: &[u8], seed: u32) -> u32 {
     let [h] = murmur2_seeds(data, [seed]);
     h

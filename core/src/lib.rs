@@ -1,7 +1,7 @@
 //! Pure-Rust core of rsbloom. Nothing here knows about Redis: the Redis layer
 //! (the `rsbloom` crate) calls into these types and maps results to replies.
 //!
-//! Specification: `../shared/COMPAT.md` (section numbers are cited as §N).
+//! Specification: the reference in `docs/` (cited as `docs/<file>.md §N`).
 
 pub mod alloc;
 pub mod args;

@@ -8,7 +8,7 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadError;
 
-/// Reads the module I/O primitives of COMPAT §6 in order.
+/// Reads the module I/O primitives of docs/module.md §6 in order.
 pub trait RdbSource {
     fn read_unsigned(&mut self) -> Result<u64, ReadError>;
     fn read_double(&mut self) -> Result<f64, ReadError>;
@@ -17,7 +17,7 @@ pub trait RdbSource {
     fn read_buffer(&mut self) -> Result<Box<[u8]>, ReadError>;
 }
 
-/// Writes the module I/O primitives of COMPAT §6.
+/// Writes the module I/O primitives of docs/module.md §6.
 pub trait RdbSink {
     fn write_unsigned(&mut self, v: u64);
     fn write_double(&mut self, v: f64);

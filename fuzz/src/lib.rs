@@ -157,7 +157,7 @@ const PROBE_ITEMS: [&[u8]; 8] = [b"", b"a", b"foo", b"k0", b"\x00\xff", b"item-7
 // Bloom helpers
 // ---------------------------------------------------------------------------
 
-/// Exact doubles of COMPAT §3.1.
+/// Exact doubles of docs/bloom.md §1.
 #[allow(clippy::approx_constant)]
 const LN2C: f64 = 0.693147180559945;
 const LN2SQC: f64 = 0.480453013918201;
@@ -166,7 +166,7 @@ const BLOOM_MAX_LINKS: u64 = 1100;
 const BLOOM_MAX_HASHES: u64 = 1100;
 
 /// All bit arrays concatenated, read through SCANDUMP iteration; checks the
-/// iteration itself against COMPAT §6.4.
+/// iteration itself against docs/bloom.md §10.
 pub fn bloom_data(c: &Chain) -> Vec<u8> {
     let direct: Vec<u8> = c.links().iter().flat_map(|l| l.data()).copied().collect();
     let mut out = Vec::with_capacity(direct.len());
@@ -191,7 +191,7 @@ pub fn bloom_data(c: &Chain) -> Vec<u8> {
     out
 }
 
-/// Structural invariants every chain must keep (COMPAT §3.6, §6.1).
+/// Structural invariants every chain must keep (docs/bloom.md §7, §9).
 pub fn check_chain(c: &Chain) {
     let links = c.links();
     assert!(!links.is_empty() && links.len() as u64 <= BLOOM_MAX_LINKS);
@@ -236,7 +236,7 @@ fn bloom_add_alloc_ok(c: &Chain) -> bool {
     }
 }
 
-/// Adds and probes `items`, checking the outcome rules of COMPAT §3.5.
+/// Adds and probes `items`, checking the outcome rules of docs/bloom.md §6.
 fn bloom_exercise(c: &mut Chain, items: &[&[u8]]) {
     for item in items {
         if !bloom_add_alloc_ok(c) {
@@ -271,8 +271,8 @@ fn bloom_exercise(c: &mut Chain, items: &[&[u8]]) {
     check_chain(c);
 }
 
-/// COMPAT §6.4 header validation, written from the spec (plus rsbloom's
-/// link/hash bounds and the exact-bpe rule of §8.1 item 11). Returns the
+/// docs/bloom.md §10 header validation, written from the spec (plus rsbloom's
+/// link/hash bounds and the exact-bpe rule of docs/differences.md §1 item 11). Returns the
 /// per-link byte counts when valid.
 fn spec_bloom_header(data: &[u8]) -> Option<Vec<u64>> {
     if data.len() < 20 {
@@ -317,7 +317,7 @@ fn spec_bloom_header(data: &[u8]) -> Option<Vec<u64>> {
     (sizes == size).then_some(bytes_list)
 }
 
-/// Chunk outcome per COMPAT §6.4 step 4, from the link lengths: the byte
+/// Chunk outcome per docs/bloom.md §10 step 4, from the link lengths: the byte
 /// offset the chunk is copied to.
 fn spec_bloom_chunk(links: &[u64], iter: i64, len: usize) -> Result<u64, BloomChunkError> {
     let len = len as i64;
@@ -629,7 +629,7 @@ pub fn bloom_model(data: &[u8]) {
 
 const CF_MAX_BUCKETS: u128 = (1 << 56) - 1;
 
-/// COMPAT §6.5 step 2 validation (with the recommended power-of-two
+/// docs/cuckoo.md §14 step 2 validation (with the recommended power-of-two
 /// expansion): the per-sub-filter byte sizes when valid.
 fn spec_cf_params(nb: u64, nf: u16, bs: u16, mi: u16, exp: u16, max_bs: u16) -> Option<Vec<u128>> {
     let ok = nf >= 1
@@ -659,7 +659,7 @@ fn spec_cf_params(nb: u64, nf: u16, bs: u16, mi: u16, exp: u16, max_bs: u16) -> 
     Some(sizes)
 }
 
-/// The slot bytes through CF.SCANDUMP iteration, checked against §6.5
+/// The slot bytes through CF.SCANDUMP iteration, checked against docs/cuckoo.md §14
 /// (whole sub-filters for positions inside small ones, null end marker).
 /// `(position, (next position, chunk))` of a full SCANDUMP from position 1.
 /// Iterating SCANDUMP walks from the first sub-filter at every step, which
@@ -729,7 +729,7 @@ fn nonzero(b: &[u8]) -> u64 {
     b.iter().filter(|&&x| x != 0).count() as u64
 }
 
-/// Invariants of any filter (§4.1, §4.9).
+/// Invariants of any filter (docs/cuckoo.md §1, §11).
 fn check_cf(c: &CuckooFilter) {
     assert!(c.num_filters() >= 1);
     assert!(c.bucket_size() >= 1);
@@ -764,7 +764,7 @@ fn cf_growth_bytes(c: &CuckooFilter) -> u128 {
 }
 
 /// Inserts, probes, deletes and compacts `items` on a (possibly crafted)
-/// filter, checking the outcome rules of §4.3–§4.8.
+/// filter, checking the outcome rules of docs/cuckoo.md §5–§10.
 fn cf_exercise(c: &mut CuckooFilter, items: &[&[u8]]) {
     for (k, item) in items.iter().enumerate() {
         let h = hash_item(item);
@@ -805,7 +805,7 @@ fn cf_exercise(c: &mut CuckooFilter, items: &[&[u8]]) {
     check_cf(c);
 }
 
-/// Chunk outcome per §6.5 step 4 from the sub-filter sizes: the offset.
+/// Chunk outcome per docs/cuckoo.md §14 step 4 from the sub-filter sizes: the offset.
 fn spec_cf_chunk(sizes: &[u64], pos: i64, len: usize) -> Option<u64> {
     let len = len as i64;
     if len == 0 || pos < 0 || pos - 1 < len {
@@ -1035,7 +1035,7 @@ pub fn cuckoo_rdb(data: &[u8]) {
 
 /// Random CF operations against a multiset model. For items whose
 /// fingerprint no other item of the run shares: no false negatives,
-/// `count` between the model count and twice it (§8.2 double count), DEL
+/// `count` between the model count and twice it (docs/differences.md §2 double count), DEL
 /// succeeds iff a copy is held, ADDNX answers Exists iff one is. Always:
 /// numItems/numDeletes follow the model (incl. automatic compaction), the
 /// number of occupied slots equals numItems, and header+chunks and RDB round
@@ -1219,8 +1219,9 @@ fn check_arg_error(e: ArgError) {
 }
 
 /// Every parser of `core::args` and `core::config` on argument vectors cut
-/// from the input (separator `\n`), checked against the ranges of §5/§7 and
-/// against reference number parsers.
+/// from the input (separator `\n`), checked against the ranges of
+/// docs/bloom.md §8, docs/cuckoo.md §12 and docs/module.md §5, and against
+/// reference number parsers.
 pub fn args(data: &[u8]) {
     let mut inp = Input::new(data);
     let mut cfg = Config::default();

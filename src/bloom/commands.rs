@@ -1,5 +1,5 @@
-//! BF.* command handlers (COMPAT §5.1–§5.8): arity and parsing (in the core),
-//! key lookup, the core operation, the reply, replication (§1.4).
+//! BF.* command handlers (docs/bloom.md §8): arity and parsing (in the core),
+//! key lookup, the core operation, the reply, replication (docs/module.md §2.1).
 
 use rsbloom_core::args::bloom::{
     bf_autocreate, parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter,
@@ -79,44 +79,75 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
 // ---- BF.ADD / BF.MADD / BF.INSERT ----
 
 /// Adds `items` in order, replying one element per processed item; stops
-/// after a "full" element (§5.2). Returns the number of elements replied.
-fn add_items(ctx: &Ctx, chain: &mut Chain, items: &[RStr]) -> usize {
+/// after a "full" element (docs/bloom.md §8.2). Returns the number of
+/// elements replied and the indices of those that were errors.
+fn add_items(ctx: &Ctx, chain: &mut Chain, items: &[RStr]) -> (usize, Vec<usize>) {
     let mut replied = 0;
+    let mut failed = Vec::new();
     chain.add_batch(items, |outcome| {
         replied += 1;
         match outcome {
             AddOutcome::Added => ctx.reply_bool(true),
             AddOutcome::Present => ctx.reply_bool(false),
-            AddOutcome::Error => ctx.reply_error(INSERT_FAILED),
+            AddOutcome::Error => {
+                failed.push(replied - 1);
+                ctx.reply_error(INSERT_FAILED)
+            }
             AddOutcome::Full => {
+                failed.push(replied - 1);
                 ctx.reply_error(FULL);
                 return false;
             }
         }
         true
     });
-    replied
+    (replied, failed)
 }
 
-/// The shared write path of BF.ADD, BF.MADD and BF.INSERT: open or create
-/// the filter, add, reply (an array unless `single`), replicate.
+/// The shared write path of BF.ADD, BF.MADD and BF.INSERT (`args[items_at..]`
+/// are the items): open or create the filter, add, reply (an array unless
+/// `single`), replicate.
 fn insert(
     ctx: &Ctx,
-    name: &RStr,
-    items: &[RStr],
+    args: &[RStr],
+    items_at: usize,
     single: bool,
     create: Option<impl FnOnce() -> BfReserve>,
 ) -> Reply {
+    let (Some(name), Some(items)) = (args.get(1), args.get(items_at..)) else {
+        return Err(ReplyError::WrongArity);
+    };
     let mut key = ctx.open_key(name, true);
+    let created = matches!(key.get::<Chain>(), Lookup::Missing);
     let chain = chain_for_write(&mut key, create)?;
-    if single {
-        add_items(ctx, chain, items);
+    let (replied, failed) = if single {
+        add_items(ctx, chain, items)
     } else {
         ctx.reply_array_postponed();
-        let replied = add_items(ctx, chain, items);
-        ctx.set_array_len(replied);
+        let done = add_items(ctx, chain, items);
+        ctx.set_array_len(done.0);
+        done
+    };
+    if failed.is_empty() {
+        ctx.propagate();
+        return Ok(());
     }
-    ctx.propagate();
+    // A replica, the AOF, or the target of an atomic slot migration re-runs
+    // what is replicated, and an error reply there is an incident (Valkey 9
+    // fails the migration on one): replicate the items that were added or
+    // found, which rebuild the same filter, and nothing if none was.
+    // (RedisBloom replicates verbatim.) A filter just created never fails on
+    // its first item, so `created` keeps the creation replicated regardless.
+    let kept: Vec<&RStr> = (0..replied)
+        .filter(|i| !failed.contains(i))
+        .filter_map(|i| items.get(i))
+        .collect();
+    if !kept.is_empty() {
+        let head = args.get(..items_at).unwrap_or_default();
+        ctx.propagate_as(&head.iter().chain(kept).collect::<Vec<_>>());
+    } else if created {
+        ctx.propagate();
+    }
     Ok(())
 }
 
@@ -126,43 +157,32 @@ fn autocreate() -> BfReserve {
 
 /// BF.ADD key item
 pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
-    let [_, name, item] = args else {
+    if args.len() != 3 {
         return Err(ReplyError::WrongArity);
-    };
-    insert(
-        ctx,
-        name,
-        std::slice::from_ref(item),
-        true,
-        Some(autocreate),
-    )
+    }
+    insert(ctx, args, 2, true, Some(autocreate))
 }
 
 /// BF.MADD key item [item ...]
 pub fn madd(ctx: &Ctx, args: &[RStr]) -> Reply {
-    let [_, name, items @ ..] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    if items.is_empty() {
+    if args.len() < 3 {
         return Err(ReplyError::WrongArity);
     }
-    insert(ctx, name, items, false, Some(autocreate))
+    insert(ctx, args, 2, false, Some(autocreate))
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
 pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
     let opts = parse_bf_insert(args, &config::get())?;
-    let (Some(name), Some(items)) = (args.get(1), args.get(opts.items_at..)) else {
-        return Err(ReplyError::WrongArity);
-    };
+    let items_at = opts.items_at;
     let create = (!opts.nocreate).then_some(move || opts.reserve());
-    insert(ctx, name, items, false, create)
+    insert(ctx, args, items_at, false, create)
 }
 
 // ---- BF.EXISTS / BF.MEXISTS ----
 
 /// Replies one bool per item; a missing key or a key of another type holds
-/// nothing (§5.0: 0, not WRONGTYPE).
+/// nothing (docs/module.md §4: 0, not WRONGTYPE).
 fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr]) {
     let mut key = ctx.open_key(name, false);
     match key.get::<Chain>() {
@@ -285,7 +305,7 @@ pub fn debug(ctx: &Ctx, args: &[RStr]) -> Reply {
 
 // ---- BF.SCANDUMP / BF.LOADCHUNK ----
 
-/// BF.SCANDUMP key iterator (§6.4): arity → key → iterator.
+/// BF.SCANDUMP key iterator (docs/bloom.md §10): arity → key → iterator.
 pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
     let [_, name, iter] = args else {
         return Err(ReplyError::WrongArity);
@@ -305,7 +325,7 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
     Ok(())
 }
 
-/// BF.LOADCHUNK key iterator data (§6.4): arity → iterator → key.
+/// BF.LOADCHUNK key iterator data (docs/bloom.md §10): arity → iterator → key.
 pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> Reply {
     let [_, name, iter, data] = args else {
         return Err(ReplyError::WrongArity);

@@ -1,4 +1,5 @@
-//! `MBbloom--`: how a Bloom chain lives in the keyspace (COMPAT §1.2, §6.1, §6.3).
+//! `MBbloom--`: how a Bloom chain lives in the keyspace (docs/module.md §1.2,
+//! docs/bloom.md §9, §11).
 
 use rsbloom_core::bloom::{Chain, ENCODING_VERSION};
 use std::ffi::{c_int, CStr};

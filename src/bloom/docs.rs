@@ -1,5 +1,5 @@
 //! COMMAND INFO / COMMAND DOCS of the BF.* commands, as RedisBloom 8.x
-//! registers them (COMPAT §1.4 arity column, §1.5 key specs, docs,
+//! registers them (docs/module.md §2.1 arity column, §2.3 key specs, docs,
 //! arguments). Every literal is RedisBloom's, typos included.
 
 use std::ffi::CStr;

@@ -1,5 +1,5 @@
-//! CF.* command handlers (COMPAT §5.9–§5.16, §6.5): arity, key lookup, a call
-//! into the core, the reply, and replication exactly as §1.4 prescribes.
+//! CF.* command handlers (docs/cuckoo.md §12, §14): arity, key lookup, a call
+//! into the core, the reply, and replication exactly as docs/module.md §2.1 prescribes.
 //! Parsing and every filter algorithm live in `rsbloom-core`.
 
 use rsbloom_core::args::cuckoo::{
@@ -65,7 +65,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     Ok(())
 }
 
-/// A new filter for CF.RESERVE or auto-creation (§5.9 step 6, §5.11 step 1).
+/// A new filter for CF.RESERVE or auto-creation (docs/cuckoo.md §12.1 step 6, §12.3 step 1).
 fn create(p: CfReserve) -> Result<CuckooFilter, ReplyError> {
     CuckooFilter::new(p.capacity, p.bucket_size, p.max_iterations, p.expansion).map_err(|e| {
         ReplyError::Text(match e {
@@ -76,7 +76,7 @@ fn create(p: CfReserve) -> Result<CuckooFilter, ReplyError> {
 }
 
 // ---------------------------------------------------------------------------
-// CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX (§5.10, §5.11)
+// CF.ADD / CF.ADDNX / CF.INSERT / CF.INSERTNX (docs/cuckoo.md §12.2, §12.3)
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum InsertKind {
@@ -96,7 +96,7 @@ impl InsertKind {
     }
 }
 
-/// The reply element for one item (the table of §5.11).
+/// The reply element for one item (the table of docs/cuckoo.md §12.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ItemReply {
     /// RESP2 1/0, RESP3 true/false.
@@ -143,7 +143,7 @@ fn insert_items(
     let Value::Found(cf) = value else {
         return Err(ReplyError::WrongType);
     };
-    // Checked once per command, before any item (§4.10).
+    // Checked once per command, before any item (docs/cuckoo.md §4).
     if i64::from(cf.num_filters()) >= max_expansions {
         return Err(ReplyError::Text("Maximum expansions reached"));
     }
@@ -234,7 +234,7 @@ pub fn insertnx(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 // ---------------------------------------------------------------------------
-// CF.EXISTS / CF.MEXISTS / CF.COUNT (§5.12): a missing key or one of another
+// CF.EXISTS / CF.MEXISTS / CF.COUNT (docs/cuckoo.md §12.4): a missing key or one of another
 // type answers 0 / false.
 
 pub fn exists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
@@ -281,7 +281,7 @@ pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 // ---------------------------------------------------------------------------
-// CF.DEL / CF.COMPACT (§5.13, §5.14)
+// CF.DEL / CF.COMPACT (docs/cuckoo.md §12.5, §12.6)
 
 pub fn del(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 3)?;
@@ -297,14 +297,19 @@ pub fn compact(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
     let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Cuckoo filter was not found"))?;
-    cf.compact(true);
-    ctx.propagate();
+    // Flagged readonly (as in RedisBloom), so it runs while writes are
+    // paused, when it may not replicate: compaction only changes the
+    // layout, so it is skipped then.
+    if !ctx.replication_paused() {
+        cf.compact(true);
+        ctx.propagate();
+    }
     ctx.reply_ok();
     Ok(())
 }
 
 // ---------------------------------------------------------------------------
-// CF.INFO / CF.DEBUG (§5.15)
+// CF.INFO / CF.DEBUG (docs/cuckoo.md §12.7)
 
 pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 2)?;
@@ -337,7 +342,7 @@ pub fn debug(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 // ---------------------------------------------------------------------------
-// CF.SCANDUMP / CF.LOADCHUNK (§6.5)
+// CF.SCANDUMP / CF.LOADCHUNK (docs/cuckoo.md §14)
 
 pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 3)?;

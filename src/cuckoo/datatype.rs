@@ -1,4 +1,5 @@
-//! `MBbloomCF`: how a cuckoo filter lives in the keyspace (COMPAT §1.2, §6.2, §6.3).
+//! `MBbloomCF`: how a cuckoo filter lives in the keyspace (docs/module.md
+//! §1.2, docs/cuckoo.md §13, §15).
 
 use rsbloom_core::cuckoo::{CuckooFilter, LegacyDefaults, ENCODING_VERSION};
 use std::ffi::{c_int, CStr};
@@ -43,7 +44,7 @@ impl DataType for CuckooFilter {
     }
 
     /// CF.LOADCHUNK of the header at position 1, then of every sub-filter
-    /// chunk (even when empty, unlike CF.SCANDUMP; COMPAT §6.3).
+    /// chunk (even when empty, unlike CF.SCANDUMP; docs/cuckoo.md §15).
     fn aof_rewrite(&self, aof: &mut AofWriter) {
         aof.loadchunk(c"CF.LOADCHUNK", 1, &self.encode_header());
         for (pos, chunk) in self.aof_chunks() {

@@ -1,4 +1,4 @@
-//! Cuckoo filters (`CF.*`, type `MBbloomCF`): the command table (COMPAT §1.4),
+//! Cuckoo filters (`CF.*`, type `MBbloomCF`): the command table (docs/module.md §2.1),
 //! the handlers and the data type callbacks.
 mod commands;
 mod datatype;
@@ -10,7 +10,7 @@ use crate::ffi::command::CommandSpec;
 pub static FAMILY: Family =
     Family::of::<rsbloom_core::cuckoo::CuckooFilter>(c"cuckoo", COMMANDS, docs::DOCS);
 
-/// Flags and ACL categories exactly as COMPAT §1.4 lists them.
+/// Flags and ACL categories exactly as docs/module.md §2.1 lists them.
 static COMMANDS: &[CommandSpec] = &[
     command!(
         "cf.reserve",

@@ -154,6 +154,29 @@ impl Ctx {
     /// (class `d`, module events; off unless notify-keyspace-events has it).
     pub fn propagate(&self) {
         rm!(RedisModule_ReplicateVerbatim(self.ptr));
+        self.notify();
+    }
+
+    /// Like [`propagate`](Self::propagate), but replicates `args` (command
+    /// name first) instead of the command as received.
+    pub fn propagate_as(&self, args: &[&RStr]) {
+        let Some((name, rest)) = args.split_first() else {
+            return;
+        };
+        // A command name the server looked up: no NUL inside.
+        let name = CString::new(name.as_ref()).unwrap_or_default();
+        let argv: Vec<*mut raw::RedisModuleString> = rest.iter().map(|a| a.as_ptr()).collect();
+        rm!(RedisModule_Replicate(
+            self.ptr,
+            name.as_ptr(),
+            c"v".as_ptr(),
+            argv.as_ptr(),
+            argv.len()
+        ));
+        self.notify();
+    }
+
+    fn notify(&self) {
         if !self.key.is_null() {
             rm!(RedisModule_NotifyKeyspaceEvent(
                 self.ptr,
@@ -162,6 +185,17 @@ impl Ctx {
                 self.key
             ));
         }
+    }
+
+    /// Whether the server pauses replication traffic (CLIENT PAUSE WRITE, a
+    /// failover, the hand-over of an atomic slot migration) for a command
+    /// that did not come from the master: propagating a write then aborts
+    /// the server (an assertion in its propagation). Only commands flagged
+    /// readonly run then, and CF.COMPACT is one that writes.
+    pub fn replication_paused(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr));
+        let replicated = flags & raw::REDISMODULE_CTX_FLAGS_REPLICATED as c_int != 0;
+        !replicated && rm!(RedisModule_AvoidReplicaTraffic()) != 0
     }
 
     pub fn log_warning(&self, msg: &str) {

@@ -11,6 +11,7 @@ pub mod command;
 pub mod context;
 pub mod datatype;
 pub mod io;
+pub mod slot_migration;
 pub mod stats;
 
 pub use command::RStr;

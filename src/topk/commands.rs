@@ -113,31 +113,42 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 
 /// Pairs after a rejected increment are not applied, and their elements
 /// repeat the error: RedisBloom leaves them out and so breaks the protocol
-/// (docs/topk.md §4.3).
+/// (docs/topk.md §4.3). Only the applied pairs are replicated: a replica,
+/// the AOF or an atomic slot migration target re-running the rejected
+/// increment would answer an error to its source (RedisBloom replicates the
+/// command verbatim); the state is the same either way.
 pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     check_incrby_arity(args.len())?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
     let t = existing(&mut key)?;
     let pairs = args.get(2..).unwrap_or_default().chunks_exact(2);
     ctx.reply_array(pairs.len());
-    let mut rejected = false;
-    for pair in pairs {
+    // The first rejected pair: as many were applied.
+    let mut rejected_at = None;
+    for (n, pair) in pairs.enumerate() {
         let [item, increment] = pair else { continue };
         match parse_increment(increment.as_ref())
             .ok()
-            .filter(|_| !rejected)
+            .filter(|_| rejected_at.is_none())
         {
             Some(inc) => {
                 let item = item.as_ref();
                 reply_added(ctx, t, item, &hash_item(item), inc)
             }
             None => {
-                rejected = true;
+                rejected_at.get_or_insert(n);
                 ctx.reply_error(INCREMENT_ERROR);
             }
         }
     }
-    ctx.propagate();
+    match rejected_at {
+        None => ctx.propagate(),
+        Some(0) => {}
+        Some(n) => {
+            let head = args.get(..2 + 2 * n).unwrap_or_default();
+            ctx.propagate_as(&head.iter().collect::<Vec<_>>());
+        }
+    }
     Ok(())
 }
 

@@ -145,7 +145,7 @@ check(r.dump("big-copy") == r.dump("big"), "copy is byte-identical")
 rec("bf.card big", bf.card("big-copy"))
 rec("type", r.type("big-copy"))
 
-# Version-specific error texts (COMPAT section 9).
+# Version-specific error texts (docs/differences.md §3).
 rec(
     "module:bf.create bad error rate",
     error_of(lambda: bf.create("bad", 1.5, 100)),

@@ -1,7 +1,7 @@
 //! Helpers for the Bloom (BF.*) tests: other-type keys, BF.DEBUG / BF.INFO
-//! access and the BF.SCANDUMP header layout (COMPAT §6.4).
+//! access and the BF.SCANDUMP header layout (docs/bloom.md §10).
 
-use super::{flavors, line, ok, simple, Conn, Module, Reply, Server};
+use super::{all_flavors, line, ok, simple, Conn, Module, Reply, Server};
 use crate::args;
 
 /// DUMP payload of `CF.RESERVE c 4` taken from RedisBloom 2.8.2 on Redis
@@ -18,10 +18,10 @@ pub fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// Runs `f` on each flavor with a RESP2 and a RESP3 connection, then checks
-/// the server still answers.
+/// Runs `f` on each of the four servers (replies are encoded by the server)
+/// with a RESP2 and a RESP3 connection, then checks the server still answers.
 pub fn each_server(f: impl Fn(&mut Conn, &mut Conn)) {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let (mut c2, mut c3) = (s.conn(), s.conn3());
         f(&mut c2, &mut c3);
@@ -56,7 +56,7 @@ pub fn info_field(c: &mut Conn, key: &str, field: &str) -> Reply {
     }
 }
 
-/// Header field offsets (§6.4); link fields are relative to `link(k)`.
+/// Header field offsets (docs/bloom.md §10); link fields are relative to `link(k)`.
 pub mod header {
     pub const SIZE: usize = 0;
     pub const LINKS: usize = 8;

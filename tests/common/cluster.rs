@@ -1,51 +1,75 @@
-//! Redis Cluster helpers: a six-node cluster of test servers and a small
-//! cluster-aware client (CRC16 key slots with hash tags, slot map from
-//! `CLUSTER SLOTS`, `MOVED`/`ASK` redirections, refresh on errors).
+//! Redis Cluster helpers: a six-node cluster of test servers, its
+//! administration node by node, and redis-rs's cluster client for the
+//! commands a test routes by key ([`Cluster::client`]).
 
 use std::collections::HashMap;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::info;
-use super::resp::{Conn, Reply};
+use super::resp::Conn;
 use super::server::{Flavor, Module, Server};
-
-pub const SLOTS: usize = 16384;
-
-/// CRC16/XMODEM (polynomial 0x1021, initial value 0), as Redis Cluster uses.
-pub fn crc16(data: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &b in data {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc
-}
-
-/// The hash slot of `key`: only the part between the first `{` and the
-/// next `}` counts, when that part is not empty.
-pub fn key_slot(key: &[u8]) -> u16 {
-    let mut hashed = key;
-    if let Some(open) = key.iter().position(|&b| b == b'{') {
-        if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
-            if len > 0 {
-                hashed = &key[open + 1..open + 1 + len];
-            }
-        }
-    }
-    crc16(hashed) % SLOTS as u16
-}
+use super::{info, wait};
 
 /// Six servers (three masters with one replica each) formed into a cluster
 /// with `redis-cli --cluster create`.
 pub struct Cluster {
     pub nodes: Vec<Server>,
+}
+
+/// One line of `CLUSTER NODES`.
+#[derive(Clone, Debug)]
+pub struct NodeLine {
+    pub id: String,
+    pub port: u16,
+    pub flags: Vec<String>,
+    /// Node id of its master (replicas).
+    pub master: Option<String>,
+    pub connected: bool,
+    pub slots: Vec<String>,
+}
+
+impl NodeLine {
+    pub fn is_master(&self) -> bool {
+        self.flags.iter().any(|f| f == "master")
+    }
+    pub fn is_replica(&self) -> bool {
+        self.flags.iter().any(|f| f == "slave")
+    }
+    /// No failure or handshake flag and the link connected.
+    pub fn healthy(&self) -> bool {
+        self.connected
+            && !self
+                .flags
+                .iter()
+                .any(|f| matches!(f.as_str(), "fail" | "fail?" | "handshake" | "noaddr"))
+    }
+}
+
+/// `CLUSTER NODES` as seen by the node on `via`.
+pub fn cluster_nodes(via: u16) -> Result<Vec<NodeLine>, String> {
+    let mut c = Conn::connect(via).map_err(|e| format!("connect {via}: {e}"))?;
+    let r = c.cmd(&["CLUSTER", "NODES"]);
+    if r.is_error() {
+        return Err(format!("CLUSTER NODES on {via}: {r:?}"));
+    }
+    let text = String::from_utf8_lossy(r.as_bytes()).into_owned();
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            if f.len() < 8 {
+                return Err(format!("short CLUSTER NODES line {l:?}"));
+            }
+            Ok(NodeLine {
+                id: f[0].to_string(),
+                port: addr_port(f[1]),
+                flags: f[2].split(',').map(str::to_string).collect(),
+                master: (f[3] != "-").then(|| f[3].to_string()),
+                connected: f[7] == "connected",
+                slots: f[8..].iter().map(|s| s.to_string()).collect(),
+            })
+        })
+        .collect()
 }
 
 impl Cluster {
@@ -81,24 +105,68 @@ impl Cluster {
             String::from_utf8_lossy(&out.stderr)
         );
         let cluster = Cluster { nodes };
-        let ports = cluster.live_ports();
-        cluster.wait_until("cluster formed", Duration::from_secs(60), |c| {
-            c.all_ok(&ports) && c.masters(ports[0]).len() == 3
-        });
-        // `cluster_state:ok` says nothing about replication: wait until every
-        // master has its replica online.
-        cluster.wait_until("replicas in sync", Duration::from_secs(60), |c| {
-            c.masters(ports[0]).keys().all(|&m| {
-                let info = Conn::connect(m)
-                    .map(|mut conn| conn.cmd(&["INFO", "replication"]))
-                    .ok();
-                info.is_some_and(|r| {
-                    let text = String::from_utf8_lossy(r.as_bytes()).to_string();
-                    text.contains("connected_slaves:1") && text.contains("state=online")
-                })
-            })
-        });
+        cluster.wait_converged("cluster formed");
         cluster
+    }
+
+    /// Waits until every live node agrees on the layout: all slots served,
+    /// `cluster_state:ok`, three healthy masters with slots, each with one
+    /// healthy replica (as `CLUSTER NODES` shows it: the role a node takes
+    /// reaches the others by gossip, after `cluster_state:ok`), and each
+    /// master's replication link to its replica online.
+    pub fn wait_converged(&self, what: &str) {
+        let ports = self.live_ports();
+        wait::until_every(what, wait::STATE, Duration::from_millis(100), || {
+            self.converged(&ports)
+        });
+    }
+
+    fn converged(&self, ports: &[u16]) -> Result<(), String> {
+        for &p in ports {
+            for (field, want) in [("cluster_state", "ok"), ("cluster_slots_ok", "16384")] {
+                let got = Self::info_field(p, field);
+                if got.as_deref() != Some(want) {
+                    return Err(format!("{p}: {field}:{got:?}"));
+                }
+            }
+        }
+        let mut masters_seen = None;
+        for &p in ports {
+            let nodes = cluster_nodes(p)?;
+            let masters: Vec<&NodeLine> = nodes
+                .iter()
+                .filter(|n| n.is_master() && !n.slots.is_empty() && n.healthy())
+                .collect();
+            let mut with_replica: Vec<u16> = masters
+                .iter()
+                .filter(|m| {
+                    nodes.iter().any(|n| {
+                        n.is_replica() && n.healthy() && n.master.as_deref() == Some(&m.id)
+                    })
+                })
+                .map(|m| m.port)
+                .collect();
+            with_replica.sort();
+            if masters.len() != ports.len() / 2 || with_replica.len() != masters.len() {
+                return Err(format!("{p} sees {nodes:?}"));
+            }
+            match &masters_seen {
+                None => masters_seen = Some(with_replica),
+                Some(m) if *m != with_replica => {
+                    return Err(format!("{p} sees masters {with_replica:?}, others {m:?}"))
+                }
+                Some(_) => {}
+            }
+        }
+        for m in masters_seen.unwrap_or_default() {
+            let mut c = Conn::connect(m).map_err(|e| format!("connect {m}: {e}"))?;
+            let r = c.cmd(&["INFO", "replication"]);
+            let text = String::from_utf8_lossy(r.as_bytes()).into_owned();
+            if !(text.contains("connected_slaves:1") && text.contains("state=online")) {
+                return Err(format!("master {m}: {text}"));
+            }
+        }
+        Ok(())
     }
 
     /// Ports of nodes that have not been killed.
@@ -137,12 +205,15 @@ impl Cluster {
         })
     }
 
-    pub fn wait_until(&self, what: &str, limit: Duration, mut f: impl FnMut(&Self) -> bool) {
-        let deadline = Instant::now() + limit;
-        while !f(self) {
-            assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+    /// Polls `f` (every 100 ms) until it returns `Ok`; at the deadline
+    /// panics with what it returned last.
+    pub fn wait_until(
+        &self,
+        what: &str,
+        limit: Duration,
+        mut f: impl FnMut(&Self) -> Result<(), String>,
+    ) {
+        wait::until_every(what, limit, Duration::from_millis(100), || f(self))
     }
 
     /// `port` of each master serving at least one slot → its slot ranges,
@@ -155,26 +226,62 @@ impl Cluster {
         out
     }
 
+    /// redis-rs's cluster client, seeded with every live node. Its retry
+    /// waits (1.28 s and up, growing to minutes over 16 retries) are cut so
+    /// that a command retried on TRYAGAIN/CLUSTERDOWN/LOADING gives up
+    /// within the harness deadline ([`wait::STATE`]) instead of hanging.
+    pub fn client(&self) -> redis::cluster::ClusterClient {
+        let seeds = self
+            .live_ports()
+            .into_iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"));
+        redis::cluster::ClusterClient::builder(seeds)
+            .retries(24)
+            .min_retry_wait(10)
+            .max_retry_wait(2000)
+            .connection_timeout(Duration::from_secs(10))
+            .response_timeout(wait::STATE)
+            .build()
+            .expect("cluster client")
+    }
+
     /// Node id of the node on `port` (`CLUSTER MYID`).
     pub fn node_id(port: u16) -> String {
         let mut c = Conn::connect(port).expect("connect");
         String::from_utf8(c.cmd(&["CLUSTER", "MYID"]).as_bytes().to_vec()).expect("utf-8 id")
     }
 
-    /// Port of the replica of the master on `master_port`, per `CLUSTER NODES`
-    /// as seen by that master.
+    /// Port of the replica of the master on `master_port`, once `CLUSTER
+    /// NODES` as seen by that master shows one (roles converge by gossip).
     pub fn replica_of(&self, master_port: u16) -> u16 {
         let id = Self::node_id(master_port);
-        let mut c = Conn::connect(master_port).expect("connect");
-        let nodes = String::from_utf8(c.cmd(&["CLUSTER", "NODES"]).as_bytes().to_vec())
-            .expect("utf-8 nodes");
-        nodes
-            .lines()
-            .find_map(|l| {
-                let f: Vec<&str> = l.split(' ').collect();
-                (f[2].contains("slave") && f[3] == id).then(|| addr_port(f[1]))
-            })
-            .unwrap_or_else(|| panic!("no replica of {master_port}:\n{nodes}"))
+        wait::until_every(
+            &format!("a replica of {master_port} in its CLUSTER NODES"),
+            wait::STATE,
+            Duration::from_millis(100),
+            || {
+                let nodes = cluster_nodes(master_port)?;
+                nodes
+                    .iter()
+                    .find(|n| n.is_replica() && n.healthy() && n.master.as_deref() == Some(&id))
+                    .map(|n| n.port)
+                    .ok_or_else(|| format!("{nodes:?}"))
+            },
+        )
+    }
+}
+
+impl Drop for Cluster {
+    /// A failed cluster test shows the end of every node's log.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for n in &self.nodes {
+                let log = n.log();
+                let lines: Vec<&str> = log.lines().collect();
+                let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+                eprintln!("---- node {} log (last 40 lines):\n{tail}", n.port);
+            }
+        }
     }
 }
 
@@ -187,6 +294,53 @@ fn addr_port(addr: &str) -> u16 {
         .expect("port")
         .parse()
         .expect("numeric port")
+}
+
+/// The hash slot of `key`, as the node on `via` computes it.
+pub fn keyslot(via: u16, key: &str) -> u16 {
+    let r = Conn::connect(via)
+        .expect("connect")
+        .cmd(&["CLUSTER", "KEYSLOT", key]);
+    r.as_int() as u16
+}
+
+/// The master serving `slot`, as the node on `via` sees it.
+pub fn owner(via: u16, slot: u16) -> Option<u16> {
+    cluster_slots(via)
+        .into_iter()
+        .find(|&(start, end, _)| (start..=end).contains(&slot))
+        .map(|(_, _, port)| port)
+}
+
+/// Cluster redirections the nodes answered (`MOVED`, `ASK`: `INFO
+/// errorstats`) and `ASKING` commands they received (`INFO commandstats`),
+/// summed over `ports`: what a client did, seen from the servers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Redirects {
+    pub moved: u64,
+    pub ask: u64,
+    pub asking: u64,
+}
+
+pub fn redirects(ports: &[u16]) -> Redirects {
+    // `errorstat_ASK:count=2`, `cmdstat_asking:calls=2,usec=…`.
+    let count = |text: &str, line: &str, field: &str| -> u64 {
+        info::find(text, line).map_or(0, |v| {
+            v.split(',')
+                .find_map(|kv| kv.strip_prefix(field)?.parse().ok())
+                .unwrap_or_else(|| panic!("{line}:{v}"))
+        })
+    };
+    let mut sum = Redirects::default();
+    for &p in ports {
+        let mut c = Conn::connect(p).expect("connect");
+        let errors = info::text(&mut c, "errorstats");
+        let commands = info::text(&mut c, "commandstats");
+        sum.moved += count(&errors, "errorstat_MOVED", "count=");
+        sum.ask += count(&errors, "errorstat_ASK", "count=");
+        sum.asking += count(&commands, "cmdstat_asking", "calls=");
+    }
+    sum
 }
 
 /// `(start, end, master port)` for every range in `CLUSTER SLOTS` of node `via`.
@@ -211,146 +365,4 @@ pub fn cluster_slots(via: u16) -> Vec<(u16, u16, u16)> {
             )
         })
         .collect()
-}
-
-/// A cluster-aware client: routes every command by the key at position 1.
-pub struct ClusterClient {
-    seeds: Vec<u16>,
-    slots: Vec<Option<u16>>,
-    conns: HashMap<u16, Conn>,
-    pub moved: usize,
-    pub asked: usize,
-    pub refreshes: usize,
-}
-
-impl ClusterClient {
-    pub fn new(seeds: &[u16]) -> ClusterClient {
-        let mut c = ClusterClient {
-            seeds: seeds.to_vec(),
-            slots: vec![None; SLOTS],
-            conns: HashMap::new(),
-            moved: 0,
-            asked: 0,
-            refreshes: 0,
-        };
-        c.refresh();
-        c
-    }
-
-    /// Reloads the slot map from the first seed that answers.
-    pub fn refresh(&mut self) {
-        self.refreshes += 1;
-        for &seed in &self.seeds {
-            let ranges = cluster_slots(seed);
-            if ranges.is_empty() {
-                continue;
-            }
-            self.slots = vec![None; SLOTS];
-            for (start, end, port) in ranges {
-                for s in start..=end {
-                    self.slots[s as usize] = Some(port);
-                }
-            }
-            return;
-        }
-        panic!("no seed node answered CLUSTER SLOTS");
-    }
-
-    /// Drops a node that was killed: no more connections or seeds to it.
-    pub fn forget(&mut self, port: u16) {
-        self.conns.remove(&port);
-        self.seeds.retain(|&p| p != port);
-    }
-
-    /// The master currently believed to serve `key`.
-    pub fn owner(&self, key: &[u8]) -> Option<u16> {
-        self.slots[key_slot(key) as usize]
-    }
-
-    fn conn(&mut self, port: u16) -> Option<&mut Conn> {
-        if let std::collections::hash_map::Entry::Vacant(e) = self.conns.entry(port) {
-            e.insert(Conn::connect(port).ok()?);
-        }
-        self.conns.get_mut(&port)
-    }
-
-    /// Runs one command whose key is `args[1]`, following redirections.
-    pub fn cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
-        let slot = key_slot(args[1].as_ref()) as usize;
-        let mut ask_to: Option<u16> = None;
-        for _ in 0..50 {
-            let port = match ask_to.take() {
-                Some(p) => {
-                    let c = self.conn(p).expect("connect to ASK target");
-                    let r = c.cmd(&["ASKING"]);
-                    assert_eq!(r, Reply::Simple("OK".into()));
-                    p
-                }
-                None => match self.slots[slot] {
-                    Some(p) => p,
-                    None => {
-                        self.pause_and_refresh();
-                        continue;
-                    }
-                },
-            };
-            let reply = match self.conn(port) {
-                Some(c) => c.cmd(args),
-                None => {
-                    self.pause_and_refresh();
-                    continue;
-                }
-            };
-            if let Reply::Error(e) = &reply {
-                let words: Vec<&str> = e.split(' ').collect();
-                match words[0] {
-                    "MOVED" => {
-                        self.moved += 1;
-                        let to = redirect_port(words[2]);
-                        self.slots[words[1].parse::<usize>().expect("slot")] = Some(to);
-                        continue;
-                    }
-                    "ASK" => {
-                        self.asked += 1;
-                        ask_to = Some(redirect_port(words[2]));
-                        continue;
-                    }
-                    "CLUSTERDOWN" | "TRYAGAIN" | "LOADING" => {
-                        self.pause_and_refresh();
-                        continue;
-                    }
-                    _ => {}
-                }
-            }
-            return reply;
-        }
-        panic!(
-            "too many redirections for {:?}",
-            String::from_utf8_lossy(args[1].as_ref())
-        );
-    }
-
-    /// Runs a command on every master (e.g. `WAIT`), returning port → reply.
-    pub fn on_masters<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Vec<(u16, Reply)> {
-        let mut ports: Vec<u16> = self.slots.iter().flatten().copied().collect();
-        ports.sort();
-        ports.dedup();
-        ports
-            .into_iter()
-            .map(|p| (p, self.conn(p).expect("connect to master").cmd(args)))
-            .collect()
-    }
-
-    fn pause_and_refresh(&mut self) {
-        std::thread::sleep(Duration::from_millis(100));
-        self.refresh();
-    }
-}
-
-fn redirect_port(addr: &str) -> u16 {
-    addr.rsplit(':')
-        .next()
-        .expect("port")
-        .parse()
-        .expect("numeric port")
 }

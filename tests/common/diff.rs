@@ -31,8 +31,8 @@ pub struct Side {
 }
 
 impl Side {
-    pub fn start(module: Module) -> Side {
-        Side::from_server(Server::start(Flavor::Redis, module))
+    pub fn start(flavor: Flavor, module: Module) -> Side {
+        Side::from_server(Server::start(flavor, module))
     }
 
     pub fn from_server(server: Server) -> Side {

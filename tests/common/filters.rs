@@ -163,7 +163,7 @@ pub fn snapshot(c: &mut Conn, fam: Fam, key: &str) -> Snapshot {
     }
 }
 
-/// A 38-byte CF.LOADCHUNK / CF.SCANDUMP header (COMPAT §6.5).
+/// A 38-byte CF.LOADCHUNK / CF.SCANDUMP header (docs/cuckoo.md §14).
 pub fn cf_header(
     items: u64,
     buckets: u64,

@@ -1,7 +1,7 @@
 //! Reading `name:value` fields of the server's `INFO` text (and of other
 //! replies in that format, like `CLUSTER INFO`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::resp::Conn;
 
@@ -43,24 +43,20 @@ where
     num(c, "memory", "used_memory")
 }
 
-/// Polls `INFO <section>` every 20 ms until `done` holds for its text, which
-/// is returned; panics after `limit`.
+/// Polls `INFO <section>` until `done` holds for its text, which is
+/// returned; after `limit` panics showing the last text.
 pub fn wait_for(
     c: &mut Conn,
     section: &str,
     limit: Duration,
     done: impl Fn(&str) -> bool,
 ) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
+    super::wait::until(&format!("INFO {section}"), limit, || {
         let info = text(c, section);
         if done(&info) {
-            return info;
+            Ok(info)
+        } else {
+            Err(format!("\n{info}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting on INFO {section}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
 }

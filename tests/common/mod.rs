@@ -2,6 +2,7 @@
 #![allow(dead_code, unused_imports)] // each test binary uses a different part
 
 pub mod bloom;
+pub mod client;
 pub mod cluster;
 pub mod diff;
 pub mod dump;
@@ -11,10 +12,11 @@ pub mod resp;
 pub mod server;
 pub mod stream;
 pub mod topk;
+pub mod wait;
 
 pub use filters::Fam;
 pub use resp::{Conn, Reply};
-pub use server::{flavors, Flavor, Module, Server};
+pub use server::{all_flavors, flavors, Flavor, Module, Server};
 
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 

@@ -1,6 +1,10 @@
 //! A minimal RESP2/RESP3 client that keeps every reply type distinct
 //! (simple vs bulk string, null kinds, bool vs integer, map vs array), so
-//! differential tests compare exactly what the wire carried.
+//! differential tests compare exactly what the wire carried. It exists next
+//! to redis-rs ([`super::client`]) for the byte-exact comparisons, which
+//! redis-rs normalizes away: `$-1`, `*-1` and RESP3 `_` all read as `Nil`, a
+//! double as an `f64` (its text is gone), and `query` turns an error reply,
+//! even one inside an array, into an `Err` for the whole reply.
 
 use std::fmt;
 use std::io::{BufRead, BufReader, Write};

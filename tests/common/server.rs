@@ -3,26 +3,199 @@
 //! RedisBloom 2.8.2 loaded, on a free loopback port in a temporary directory.
 //! Dropping a `Server` stops it and fails the test if its log shows a crash.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::info;
 use super::resp::{Conn, Reply};
+use super::{info, wait};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The server matrix: the oldest supported and the newest line of each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Flavor {
-    Redis,
-    Valkey,
+    Redis7,
+    Redis8,
+    Valkey8,
+    Valkey9,
 }
 
 impl Flavor {
-    fn binary(self) -> &'static str {
+    pub const ALL: [Flavor; 4] = [
+        Flavor::Redis7,
+        Flavor::Redis8,
+        Flavor::Valkey8,
+        Flavor::Valkey9,
+    ];
+
+    /// Its name in `RSBLOOM_SERVERS`.
+    pub fn name(self) -> &'static str {
         match self {
-            Flavor::Redis => "redis-server",
-            Flavor::Valkey => "valkey-server",
+            Flavor::Redis7 => "redis7",
+            Flavor::Redis8 => "redis8",
+            Flavor::Valkey8 => "valkey8",
+            Flavor::Valkey9 => "valkey9",
         }
     }
+
+    pub fn is_valkey(self) -> bool {
+        matches!(self, Flavor::Valkey8 | Flavor::Valkey9)
+    }
+
+    /// Redis 8 and Valkey 9: every integration test runs on these.
+    pub fn is_newest(self) -> bool {
+        matches!(self, Flavor::Redis8 | Flavor::Valkey9)
+    }
+
+    /// Module ACL categories (RedisModule_AddACLCategory: Redis ≥ 7.4, Valkey).
+    pub fn acl_categories(self) -> bool {
+        self != Flavor::Redis7
+    }
+
+    /// Unprefixed module configs (`bf-error-rate`): Redis ≥ 8 only.
+    pub fn unprefixed_configs(self) -> bool {
+        self == Flavor::Redis8
+    }
+
+    /// The name a module config has on this server: `bf-error-rate` or
+    /// `bf.bf-error-rate`.
+    pub fn config_name(self, name: &str) -> String {
+        if self.unprefixed_configs() {
+            name.to_string()
+        } else {
+            format!("bf.{name}")
+        }
+    }
+
+    /// `CLUSTER MIGRATESLOTS` (Valkey ≥ 9).
+    pub fn atomic_slot_migration(self) -> bool {
+        self == Flavor::Valkey9
+    }
+
+    /// Static modules the server loads itself (listed by `MODULE LIST`).
+    pub fn builtin_modules(self) -> &'static [&'static str] {
+        match self {
+            Flavor::Redis8 => &["vectorset"],
+            Flavor::Valkey9 => &["lua"],
+            _ => &[],
+        }
+    }
+
+    /// The server binary: `RSBLOOM_<NAME>_SERVER` (e.g. `RSBLOOM_REDIS8_SERVER`),
+    /// else the Debian package's on PATH (7.0, 8.0), else the newest build of
+    /// `scripts/build-servers.sh` in its cache (8.x, 9.x).
+    pub fn binary(self) -> PathBuf {
+        resolved()
+            .iter()
+            .find(|(f, _, _)| *f == self)
+            .map(|(_, path, _)| path.clone())
+            .unwrap_or_else(|| locate(self))
+    }
+
+    /// The `--version` line of [`binary`](Self::binary).
+    pub fn version(self) -> String {
+        resolved()
+            .iter()
+            .find(|(f, _, _)| *f == self)
+            .map(|(_, _, v)| v.clone())
+            .unwrap_or_else(|| version_of(&locate(self)))
+    }
+
+    /// Upstream major version the binary must have.
+    fn major(self) -> &'static str {
+        match self {
+            Flavor::Redis7 => "7",
+            Flavor::Redis8 | Flavor::Valkey8 => "8",
+            Flavor::Valkey9 => "9",
+        }
+    }
+}
+
+/// Where `scripts/build-servers.sh` puts its builds.
+fn server_cache() -> PathBuf {
+    std::env::var_os("RSBLOOM_SERVER_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/rsbloom-servers"))
+}
+
+fn locate(flavor: Flavor) -> PathBuf {
+    let var = format!("RSBLOOM_{}_SERVER", flavor.name().to_uppercase());
+    if let Some(p) = std::env::var_os(&var) {
+        return PathBuf::from(p);
+    }
+    let exe = if flavor.is_valkey() {
+        "valkey-server"
+    } else {
+        "redis-server"
+    };
+    match flavor {
+        Flavor::Redis7 | Flavor::Valkey8 => PathBuf::from(exe),
+        Flavor::Redis8 | Flavor::Valkey9 => {
+            // e.g. redis-8.0.6/bin/redis-server; the newest version wins.
+            let prefix = format!("{}-{}.", &exe[..exe.len() - 7], flavor.major());
+            let mut builds: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(server_cache())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().into_string().ok()?;
+                    let version = name.strip_prefix(&prefix)?;
+                    let key = version.split('.').map(|n| n.parse().unwrap_or(0)).collect();
+                    let bin = e.path().join("bin").join(exe);
+                    bin.exists().then_some((key, bin))
+                })
+                .collect();
+            builds.sort();
+            builds.pop().map(|(_, p)| p).unwrap_or_else(|| {
+                panic!(
+                    "no {exe} {}.x in {} (set {var}, or run `make test`, which builds it \
+                     with scripts/build-servers.sh)",
+                    flavor.major(),
+                    server_cache().display()
+                )
+            })
+        }
+    }
+}
+
+fn version_of(bin: &Path) -> String {
+    let out = Command::new(bin)
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {} --version: {e}", bin.display()));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Binary and version of every selected flavor, resolved once per test
+/// binary and printed then (straight to stderr: test output capture does
+/// not hide it), so each run records what it tested against.
+fn resolved() -> &'static [(Flavor, PathBuf, String)] {
+    static RESOLVED: OnceLock<Vec<(Flavor, PathBuf, String)>> = OnceLock::new();
+    RESOLVED.get_or_init(|| {
+        let out: Vec<(Flavor, PathBuf, String)> = selected()
+            .into_iter()
+            .map(|f| {
+                let bin = locate(f);
+                let version = version_of(&bin);
+                // "Redis server v=7.0.15 sha=…": the major must be the flavor's.
+                let v = version.split("v=").nth(1).unwrap_or("");
+                assert!(
+                    v.starts_with(&format!("{}.", f.major())),
+                    "{} is not {} {}.x: {version}",
+                    bin.display(),
+                    f.name(),
+                    f.major()
+                );
+                (f, bin, version)
+            })
+            .collect();
+        let mut err = std::io::stderr().lock();
+        for (f, bin, version) in &out {
+            let _ = writeln!(err, "servers: {:8} {} ({version})", f.name(), bin.display());
+        }
+        out
+    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,17 +206,68 @@ pub enum Module {
     None,
 }
 
-/// Server flavors the suite runs against: `RSBLOOM_SERVERS` (comma-separated
-/// `redis`, `valkey`) or both.
+/// What a test runs on without `RSBLOOM_SERVERS`: see [`flavors`] and
+/// [`all_flavors`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Matrix {
+    /// Redis 8 and Valkey 9.
+    Newest,
+    /// Also the oldest supported lines, Redis 7.0 and Valkey 8.0.
+    All,
+}
+
+/// The servers most tests run on: Redis 8 and Valkey 9 (README "Server
+/// matrix"), or those `RSBLOOM_SERVERS` names.
 pub fn flavors() -> Vec<Flavor> {
-    let spec = std::env::var("RSBLOOM_SERVERS").unwrap_or_else(|_| "redis,valkey".into());
-    spec.split(',')
-        .filter_map(|s| match s.trim() {
-            "redis" => Some(Flavor::Redis),
-            "valkey" => Some(Flavor::Valkey),
-            _ => None,
-        })
-        .collect()
+    flavors_of(Matrix::Newest)
+}
+
+/// All four servers (or those `RSBLOOM_SERVERS` names): for the tests of
+/// what differs between servers.
+pub fn all_flavors() -> Vec<Flavor> {
+    flavors_of(Matrix::All)
+}
+
+/// The single place that decides: `RSBLOOM_SERVERS` (comma-separated
+/// `redis7`, `redis8`, `valkey8`, `valkey9`; `redis`/`valkey` for both of a
+/// kind; `all`) overrides the matrix, so that any subset of servers can run
+/// the whole suite.
+pub fn flavors_of(matrix: Matrix) -> Vec<Flavor> {
+    let explicit = std::env::var("RSBLOOM_SERVERS").is_ok();
+    let out: Vec<Flavor> = resolved()
+        .iter()
+        .map(|(f, _, _)| *f)
+        .filter(|f| explicit || matrix == Matrix::All || f.is_newest())
+        .collect();
+    assert!(!out.is_empty(), "RSBLOOM_SERVERS selects no server");
+    out
+}
+
+/// The flavors `RSBLOOM_SERVERS` names (default: all four).
+fn selected() -> Vec<Flavor> {
+    let Ok(spec) = std::env::var("RSBLOOM_SERVERS") else {
+        return Flavor::ALL.to_vec();
+    };
+    let mut out = Vec::new();
+    for token in spec.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let before = out.len();
+        for f in Flavor::ALL {
+            let named = match token {
+                "all" => true,
+                "redis" => !f.is_valkey(),
+                "valkey" => f.is_valkey(),
+                t => f.name() == t,
+            };
+            if named && !out.contains(&f) {
+                out.push(f);
+            }
+        }
+        assert!(
+            out.len() > before || Flavor::ALL.iter().any(|f| f.name() == token),
+            "RSBLOOM_SERVERS: unknown server {token:?}"
+        );
+    }
+    out
 }
 
 fn repo() -> PathBuf {
@@ -209,12 +433,9 @@ impl Server {
             .arg("127.0.0.1")
             .arg(&self.port.to_string())
             .start();
-        info::wait_for(
-            &mut replica.conn(),
-            "replication",
-            Duration::from_secs(10),
-            |i| i.contains("master_link_status:up"),
-        );
+        info::wait_for(&mut replica.conn(), "replication", wait::STATE, |i| {
+            i.contains("master_link_status:up")
+        });
         replica
     }
 
@@ -261,20 +482,24 @@ impl Server {
             cmd.args(&self.builder.args)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
-            let child = cmd
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.builder.flavor.binary()));
+            let child = cmd.spawn().unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {}: {e}",
+                    self.builder.flavor.binary().display()
+                )
+            });
             self.child = Some(child);
-            if self.wait_ready() {
-                return;
-            }
+            let why = match self.wait_ready() {
+                Ok(()) => return,
+                Err(why) => why,
+            };
             let log = self.log();
             self.kill();
             // Lost the port to another process: try another one.
             let port_taken =
                 log.contains("Address already in use") || !log.contains("Ready to accept");
             if !port_taken || attempt == 4 {
-                panic!("server failed to start:\n{log}");
+                panic!("server failed to start ({why}):\n{log}");
             }
         }
     }
@@ -282,36 +507,39 @@ impl Server {
     /// Ready when the server on our port answers and is our child: a
     /// port released by `free_port` can be taken by another test's server
     /// before ours binds it, and talking to that one would be a silent mix-up.
-    fn wait_ready(&mut self) -> bool {
+    /// `Err` says what was seen instead.
+    fn wait_ready(&mut self) -> Result<(), String> {
         let Some(pid) = self.child.as_ref().map(Child::id) else {
-            return false;
+            return Err("no process".into());
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
-                return false;
+        let port = self.port;
+        let child = &mut self.child;
+        let every = Duration::from_millis(20);
+        wait::poll("the server to be ready", wait::STATE, every, || {
+            if let Some(Ok(Some(status))) = child.as_mut().map(|c| c.try_wait()) {
+                return Ok(Err(format!("exited: {status}")));
             }
             // INFO answers while the dataset loads: ready means ours and loaded
             // (and PING, refused while loading, agrees: a CI run once saw
             // -LOADING right after INFO said loading:0).
             // A reset probe (a server exiting on this port) just means not yet.
-            let Ok(mut probe) = Conn::connect(self.port) else {
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
+            let mut probe = Conn::connect(port).map_err(|e| format!("connect: {e}"))?;
+            let info = match probe.try_cmd(&["INFO"]) {
+                Some(Reply::Bulk(info)) => String::from_utf8_lossy(&info).into_owned(),
+                other => return Err(format!("INFO answered {other:?}")),
             };
-            if let Some(Reply::Bulk(info)) = probe.try_cmd(&["INFO"]) {
-                let info = String::from_utf8_lossy(&info);
-                if !info.contains(&format!("process_id:{pid}\r")) {
-                    return false;
-                }
-                let pong = Some(Reply::Simple("PONG".into()));
-                if info.contains("loading:0\r") && probe.try_cmd(&["PING"]) == pong {
-                    return true;
-                }
+            if !info.contains(&format!("process_id:{pid}\r")) {
+                return Ok(Err(format!("another server answers on port {port}")));
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
+            let pong = Some(Reply::Simple("PONG".into()));
+            match probe.try_cmd(&["PING"]) {
+                r if info.contains("loading:0\r") && r == pong => Ok(Ok(())),
+                r => Err(format!(
+                    "loading:{} PING {r:?}",
+                    info::find(&info, "loading").unwrap_or("?")
+                )),
+            }
+        })?
     }
 
     fn kill(&mut self) {

@@ -7,8 +7,8 @@
 //! `CF_MAX_EXPANSIONS 4` so that the expansion limit is reached.
 //!
 //! `cross` mode keeps to commands whose effect is the same in RedisBloom
-//! 2.8.2 and rsbloom (no COMPAT §9 differences, no CF.LOADCHUNK data chunks,
-//! which 2.8.2 does not replicate — §8.1 item 14).
+//! 2.8.2 and rsbloom (no docs/differences.md §3 differences, no CF.LOADCHUNK data chunks,
+//! which 2.8.2 does not replicate — docs/differences.md §1 item 14).
 //!
 //! Also: per-key snapshots of a whole keyspace (TYPE, DUMP, full SCANDUMP,
 //! DEBUG DIGEST-VALUE) to compare two servers.

@@ -1,4 +1,4 @@
-//! BF.* argument parsing (§5.1–§5.8).
+//! BF.* argument parsing (docs/bloom.md §8).
 
 use super::{
     find_word, in_range, items_start, lower_at, narrow, option_value, parse_f64, parse_i64,
@@ -19,7 +19,7 @@ pub struct BfReserve {
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
-/// (§5.1 steps 1–4, in that order).
+/// (docs/bloom.md §8.1 steps 1–4, in that order).
 pub fn parse_bf_reserve<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<BfReserve, ArgError> {
     if !(4..=7).contains(&argv.len()) {
         return Err(ArgError::WrongArity);
@@ -36,7 +36,7 @@ pub fn parse_bf_reserve<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<BfRe
         MAX_CAPACITY,
         "ERR capacity must be in the range [1, 1073741824]",
     )?;
-    // Both words are searched over the whole list, key included (§8.2).
+    // Both words are searched over the whole list, key included (docs/differences.md §2).
     let mut nonscaling = cfg.bf_expansion_factor == 0 || find_word(argv, "NONSCALING").is_some();
     let mut expansion = cfg.bf_expansion_factor;
     if let Some(i) = find_word(argv, "EXPANSION") {
@@ -68,7 +68,7 @@ fn check_error_rate(rate: f64) -> Option<f64> {
 }
 
 /// Parameters for BF.ADD / BF.MADD auto-creation, from the configuration at
-/// the time of the call (§5.2).
+/// the time of the call (docs/bloom.md §8.2).
 pub fn bf_autocreate(cfg: &Config) -> BfReserve {
     BfReserve {
         error_rate: cfg.bf_error_rate,
@@ -103,7 +103,7 @@ impl BfInsert {
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING]
-/// ITEMS item... (§5.3): options are classified by their first letter, may
+/// ITEMS item... (docs/bloom.md §8.3): options are classified by their first letter, may
 /// repeat (last wins); range errors are reported while scanning.
 pub fn parse_bf_insert<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<BfInsert, ArgError> {
     if argv.len() < 4 {
@@ -138,7 +138,8 @@ pub fn parse_bf_insert<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<BfIns
                 i += 2;
             }
             Some(b'n') => {
-                // 1–2 letter tokens have no third letter: NONSCALING (§8.1 item 13).
+                // 1–2 letter tokens have no third letter: NONSCALING
+                // (docs/differences.md §1 item 13).
                 if lower_at(arg, 2) == Some(b'c') {
                     nocreate = true;
                 } else {
@@ -160,7 +161,7 @@ pub fn parse_bf_insert<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<BfIns
     })
 }
 
-/// Field selector of BF.INFO (§5.5).
+/// Field selector of BF.INFO (docs/bloom.md §8.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InfoField {
     Capacity,
@@ -186,12 +187,12 @@ pub fn parse_info_field(arg: &[u8]) -> Result<InfoField, ArgError> {
         .ok_or(ArgError::Reply("Invalid information value"))
 }
 
-/// BF.SCANDUMP iterator (checked after the key, §5.8).
+/// BF.SCANDUMP iterator (checked after the key, docs/bloom.md §8.8).
 pub fn parse_scandump_iter(arg: &[u8]) -> Result<i64, ArgError> {
     parse_i64(arg).ok_or(ArgError::Reply("Second argument must be numeric"))
 }
 
-/// BF.LOADCHUNK iterator (checked before the key, §5.8); same check as
+/// BF.LOADCHUNK iterator (checked before the key, docs/bloom.md §8.8); same check as
 /// SCANDUMP but this reply carries the ERR prefix.
 pub fn parse_loadchunk_iter(arg: &[u8]) -> Result<i64, ArgError> {
     parse_i64(arg).ok_or(ArgError::Reply("ERR Second argument must be numeric"))
@@ -486,7 +487,7 @@ mod tests {
         assert_eq!(ns("BF.INSERT k NOCREATE ITEMS a"), Ok((false, true)));
         assert_eq!(ns("BF.INSERT k nxc ITEMS a"), Ok((false, true)));
         assert_eq!(ns("BF.INSERT k nx ITEMS a"), Ok((true, false)));
-        // 1–2 character tokens are NONSCALING (§8.1 item 13).
+        // 1–2 character tokens are NONSCALING (docs/differences.md §1 item 13).
         assert_eq!(ns("BF.INSERT k n ITEMS a"), Ok((true, false)));
         assert_eq!(ns("BF.INSERT k NO ITEMS a"), Ok((true, false)));
     }

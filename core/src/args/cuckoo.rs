@@ -1,4 +1,4 @@
-//! CF.* argument parsing (§5.9–§5.16).
+//! CF.* argument parsing (docs/cuckoo.md §12).
 
 use std::sync::OnceLock;
 
@@ -18,7 +18,7 @@ pub struct CfReserve {
 }
 
 /// CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION x]
-/// (§5.9): each option is the first matching word anywhere (key included),
+/// (docs/cuckoo.md §12.1): each option is the first matching word anywhere (key included),
 /// its value the next argument; options are checked in a fixed order.
 pub fn parse_cf_reserve<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<CfReserve, ArgError> {
     if argv.len() < 3 || argv.len().is_multiple_of(2) {
@@ -69,7 +69,7 @@ const EXPANSION: CfOption = CfOption {
     range_error: "EXPANSION: value must be in the range [0, 32768]",
 };
 
-/// BUCKETSIZE's maximum is a configuration bound (§7).
+/// BUCKETSIZE's maximum is a configuration bound (docs/module.md §5).
 fn bucket_size_option(cfg: &Config) -> CfOption {
     let max = cfg.cf_bucket_size_max();
     CfOption {
@@ -82,7 +82,7 @@ fn bucket_size_option(cfg: &Config) -> CfOption {
 }
 
 /// One CF.RESERVE option: `default` when the word is absent; a word without
-/// a following argument is unparsable (RedisBloom reads past argv, §8.1 item 1).
+/// a following argument is unparsable (RedisBloom reads past argv, docs/differences.md §1 item 1).
 fn reserve_option<A: AsRef<[u8]>>(
     argv: &[A],
     opt: &CfOption,
@@ -115,7 +115,7 @@ fn bucket_size_range_error(max: i64) -> &'static str {
 }
 
 /// Parameters for CF.ADD / CF.ADDNX / CF.INSERT auto-creation, from the
-/// configuration at the time of the call (§5.11 step 1).
+/// configuration at the time of the call (docs/cuckoo.md §12.3 step 1).
 pub fn cf_autocreate(cfg: &Config) -> CfReserve {
     CfReserve {
         capacity: narrow(cfg.cf_initial_size),
@@ -145,7 +145,7 @@ impl CfInsert {
     }
 }
 
-/// CF.INSERT / CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item... (§5.11):
+/// CF.INSERT / CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item... (docs/cuckoo.md §12.3):
 /// options classified by first letter, repeatable, any order.
 pub fn parse_cf_insert<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<CfInsert, ArgError> {
     if argv.len() < 4 {
@@ -187,12 +187,12 @@ pub fn parse_cf_insert<A: AsRef<[u8]>>(argv: &[A], cfg: &Config) -> Result<CfIns
     })
 }
 
-/// CF.SCANDUMP position: an integer ≥ 0 (§6.5).
+/// CF.SCANDUMP position: an integer ≥ 0 (docs/cuckoo.md §14).
 pub fn parse_scandump_pos(arg: &[u8]) -> Result<i64, ArgError> {
     ranged_i64(arg, 0, i64::MAX, "Invalid position")
 }
 
-/// CF.LOADCHUNK position: a non-zero integer (§6.5).
+/// CF.LOADCHUNK position: a non-zero integer (docs/cuckoo.md §14).
 pub fn parse_loadchunk_pos(arg: &[u8]) -> Result<i64, ArgError> {
     parse_i64(arg)
         .filter(|&v| v != 0)
@@ -368,7 +368,7 @@ mod tests {
 
     #[test]
     fn reserve_option_word_last_never_reads_past_end() {
-        // §8.1 item 1: RedisBloom crashes on these.
+        // docs/differences.md §1 item 1: RedisBloom crashes on these.
         for opt in ["MAXITERATIONS", "BUCKETSIZE", "EXPANSION"] {
             assert_eq!(
                 reserve(&format!("CF.RESERVE k 100 x {opt}")),

@@ -1,4 +1,5 @@
-//! Argument parsing for the BF.* and CF.* commands (§5), free of Redis types.
+//! Argument parsing for the BF.* and CF.* commands (docs/bloom.md §8,
+//! docs/cuckoo.md §12), free of Redis types.
 //!
 //! Every parser takes the raw argument vector as Redis passes it (`argv[0]` is
 //! the command name, `argv[1]` the key) and returns either the parsed request
@@ -28,7 +29,7 @@ pub const MAX_EXPANSION: i64 = 32768;
 
 /// Index of the first argument after the command name equal to `word`
 /// (ASCII case-insensitive). RESERVE commands search this way, so the key
-/// itself can be mistaken for an option word (§8.2).
+/// itself can be mistaken for an option word (docs/differences.md §2).
 fn find_word<A: AsRef<[u8]>>(argv: &[A], word: &str) -> Option<usize> {
     argv.iter()
         .enumerate()

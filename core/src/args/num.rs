@@ -1,7 +1,8 @@
-//! Number parsing with exactly the server's semantics (§5.0), so that every
+//! Number parsing with exactly the server's semantics (docs/module.md §4), so that every
 //! argument accepted or rejected by RedisBloom is accepted or rejected here.
 
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Longest accepted integer text is 20 bytes ("-9223372036854775808").
 const LONG_STR_SIZE: usize = 21;
@@ -45,12 +46,25 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
 /// the heap (a double never needs more than a few dozen characters).
 const STACK_BUF: usize = 64;
 
+/// Whether hexadecimal floats (`0x1p-7`) are numbers, as for C `strtod`
+/// (Redis). Valkey ≥ 8.1 parses doubles with fast_float, which has none;
+/// the module sets this once at load from the server's own parser.
+static HEX_FLOATS: AtomicBool = AtomicBool::new(true);
+
+pub fn set_hex_floats(accepted: bool) {
+    HEX_FLOATS.store(accepted, Ordering::Relaxed);
+}
+
 /// Port of Redis' `string2d` / `getDoubleFromObject` (what
 /// `RM_StringToDouble` uses): C `strtod` syntax (exponents, hex floats, `inf`)
 /// consuming every byte, no leading space, no NaN, no overflow to ±HUGE_VAL
 /// and no underflow to zero. Subnormal results are accepted.
 pub fn parse_f64(s: &[u8]) -> Option<f64> {
     if s.first().is_none_or(|&c| is_c_space(c)) {
+        return None;
+    }
+    // In strtod's syntax an `x` only occurs in a hexadecimal float.
+    if !HEX_FLOATS.load(Ordering::Relaxed) && s.iter().any(|c| c.eq_ignore_ascii_case(&b'x')) {
         return None;
     }
     let mut stack = [0u8; STACK_BUF];

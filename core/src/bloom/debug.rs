@@ -1,4 +1,4 @@
-//! BF.DEBUG text (§3.7) and the C `%g` rendering of error rates it uses.
+//! BF.DEBUG text (docs/bloom.md §7) and the C `%g` rendering of error rates it uses.
 
 use super::{Chain, FORCE64};
 

@@ -1,4 +1,4 @@
-//! BF.SCANDUMP / BF.LOADCHUNK: the packed header and the data chunks (§6.4).
+//! BF.SCANDUMP / BF.LOADCHUNK: the packed header and the data chunks (docs/bloom.md §10).
 
 use super::link::{Link, LinkMeta};
 use super::{Chain, LoadError, CHUNK_MAX, OPTIONS_MASK};
@@ -78,7 +78,7 @@ impl Fields<'_> {
 }
 
 impl Chain {
-    /// The SCANDUMP header: 20 + 53n bytes (§6.4).
+    /// The SCANDUMP header: 20 + 53n bytes (docs/bloom.md §10).
     pub fn encode_header(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_FIXED + HEADER_PER_LINK * self.links.len());
         out.extend_from_slice(&self.size.to_le_bytes());
@@ -100,7 +100,7 @@ impl Chain {
         out
     }
 
-    /// A chain with zeroed bit arrays from a SCANDUMP header (§6.4 step 2).
+    /// A chain with zeroed bit arrays from a SCANDUMP header (docs/bloom.md §10 step 2).
     /// Everything is validated before any bit array is allocated.
     pub fn from_header(data: &[u8]) -> Result<Chain, LoadError> {
         let truncated = LoadError::Invalid("header length");
@@ -171,7 +171,7 @@ impl Chain {
         Some((iter.checked_add(i64::try_from(chunk.len()).ok()?)?, chunk))
     }
 
-    /// Copies a LOADCHUNK data chunk that ends at iterator `iter` (§6.4 step 4).
+    /// Copies a LOADCHUNK data chunk that ends at iterator `iter` (docs/bloom.md §10 step 4).
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), ChunkError> {
         let len = i64::try_from(data.len()).map_err(|_| ChunkError::BadData)?;
         if iter <= 0 || iter < len {

@@ -1,4 +1,4 @@
-//! One link of a chain: its parameters, its bit array and the bit probing of §3.4.
+//! One link of a chain: its parameters, its bit array and the bit probing of docs/bloom.md §5.
 
 use super::sizing::{bits_per_entry, hash_count, size_link};
 use super::{CreateError, HashPair, LoadError};
@@ -7,13 +7,13 @@ use std::hint::select_unpredictable;
 
 /// Upper bound on `hashes` of loaded links. A genuine link has at most 1075
 /// (ceil(LN2c · bpe) for the smallest positive error, 5e-324); the bound keeps
-/// crafted data from making every add/check arbitrarily slow (§8.1 item 11).
+/// crafted data from making every add/check arbitrarily slow (docs/differences.md §1 item 11).
 const MAX_HASHES: u64 = 1100;
 
 /// Highest legal power-of-two exponent; 2^n2 must fit in 64 bits.
 const MAX_N2: u64 = 63;
 
-/// A sub-filter (§3.1). Invariant: every probed bit index is below
+/// A sub-filter (docs/bloom.md §1). Invariant: every probed bit index is below
 /// `8 * data.len()`, so probing never leaves the array.
 ///
 /// 64 bytes, like RedisBloom's link record, so that identical filters take
@@ -47,8 +47,9 @@ pub(crate) struct LinkMeta {
 }
 
 impl LinkMeta {
-    /// Checks of §6.1 (and §8.1 items 10–11) that do not need the bit array,
-    /// so they can run before it is read or allocated.
+    /// Checks of docs/bloom.md §9 (and docs/differences.md §1 items 10–11)
+    /// that do not need the bit array, so they can run before it is read or
+    /// allocated.
     pub(crate) fn check(&self) -> Result<(), LoadError> {
         if !(self.error > 0.0 && self.error < 1.0) {
             return Err(LoadError::Invalid("error rate outside (0, 1)"));
@@ -66,7 +67,8 @@ impl LinkMeta {
     }
 
     /// Dump headers must carry the bpe that creation derives from the error
-    /// (true for every genuine dump); this pins `hashes` to the error (§8.1 item 11).
+    /// (true for every genuine dump); this pins `hashes` to the error
+    /// (docs/differences.md §1 item 11).
     pub(crate) fn check_exact_bpe(&self) -> Result<(), LoadError> {
         if self.bpe == bits_per_entry(self.error) {
             Ok(())
@@ -99,7 +101,7 @@ impl Link {
         &mut self.data
     }
 
-    /// A new, empty link (§3.2).
+    /// A new, empty link (docs/bloom.md §3).
     pub(crate) fn create(entries: u64, error: f64, options: u32) -> Result<Link, CreateError> {
         let s = size_link(entries, error, options)?;
         let data = try_zeroed(s.bytes).map_err(|_| CreateError::OutOfMemory)?;
@@ -224,7 +226,7 @@ impl Link {
     }
 }
 
-/// Index modulus (§3.4): 2^n2 for legacy power-of-two links, else `bits`.
+/// Index modulus (docs/bloom.md §5): 2^n2 for legacy power-of-two links, else `bits`.
 #[inline]
 fn modulus(n2: u8, bits: u64) -> u64 {
     if n2 > 0 {
@@ -235,7 +237,7 @@ fn modulus(n2: u8, bits: u64) -> u64 {
 }
 
 /// Iterator over `(a + i*b) mod modulus` for i in 0..hashes, with the sum in
-/// wrapping 64-bit arithmetic (COMPAT §3.4).
+/// wrapping 64-bit arithmetic (docs/bloom.md §5).
 ///
 /// The index is advanced without dividing: with `s_i` the 64-bit sum and
 /// `r_i = s_i mod d`, `s_{i+1} = s_i + b - w·2^64` (w = 1 when the sum

@@ -1,4 +1,4 @@
-//! Scalable Bloom filter chain, bit-compatible with RedisBloom (COMPAT §3).
+//! Scalable Bloom filter chain, bit-compatible with RedisBloom (docs/bloom.md).
 //!
 //! A chain is a list of links (sub-filters); only the newest link receives new
 //! items, every link answers membership queries. An item is hashed once per
@@ -39,12 +39,12 @@ pub const NO_SCALING: u32 = 8;
 /// All option bits a dump header may carry.
 pub const OPTIONS_MASK: u32 = NOROUND | ENTS_IS_BITS | FORCE64 | NO_SCALING;
 
-/// Largest data chunk of BF.SCANDUMP and of the AOF rewrite (§6.4).
+/// Largest data chunk of BF.SCANDUMP and of the AOF rewrite (docs/bloom.md §10).
 pub const CHUNK_MAX: u64 = 16 * 1024 * 1024;
 /// RDB encoding version written by `rdb_save`.
 pub const ENCODING_VERSION: i32 = 4;
 
-/// ln 2 and ln² 2 as RedisBloom spells them (not the exact doubles, §3.1).
+/// ln 2 and ln² 2 as RedisBloom spells them (not the exact doubles, docs/bloom.md §1).
 #[allow(clippy::approx_constant)] // deliberately RedisBloom's truncated value
 pub const LN2C: f64 = 0.693147180559945;
 pub const LN2SQC: f64 = 0.480453013918201;
@@ -52,7 +52,7 @@ pub const LN2SQC: f64 = 0.480453013918201;
 /// Each new link gets the previous link's error times this.
 const ERROR_TIGHTENING: f64 = 0.5;
 
-/// Seeds of the first hash of the pair (§2.3).
+/// Seeds of the first hash of the pair (docs/bloom.md §2).
 const SEED64: u64 = 0xc6a4a7935bd1e995;
 const SEED32: u32 = 0x9747b28c;
 
@@ -72,7 +72,7 @@ pub enum CreateError {
     OutOfMemory,
 }
 
-/// Result of adding one item (§3.5).
+/// Result of adding one item (docs/bloom.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AddOutcome {
     /// Newly added (reply 1).
@@ -98,7 +98,7 @@ pub enum LoadError {
     OutOfMemory,
 }
 
-/// A scalable Bloom filter: chain fields of §3.1 plus its links, oldest first.
+/// A scalable Bloom filter: chain fields of docs/bloom.md §1 plus its links, oldest first.
 #[derive(Debug, PartialEq)]
 pub struct Chain {
     size: u64,
@@ -109,7 +109,7 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// A new chain of one link (§3.3) with options FORCE64|NOROUND, plus
+    /// A new chain of one link (docs/bloom.md §4) with options FORCE64|NOROUND, plus
     /// NO_SCALING when `nonscaling`. The caller has applied the 0.25 error cap.
     pub fn new(
         capacity: u64,
@@ -144,7 +144,7 @@ impl Chain {
         }
     }
 
-    /// The hash pair of `item` (§2.3); the function depends only on FORCE64.
+    /// The hash pair of `item` (docs/bloom.md §2); the function depends only on FORCE64.
     pub fn hash(&self, item: &[u8]) -> HashPair {
         if self.options & FORCE64 != 0 {
             let a = murmur64a(item, SEED64);
@@ -161,13 +161,13 @@ impl Chain {
         }
     }
 
-    /// Adds `item` (§3.5).
+    /// Adds `item` (docs/bloom.md §6).
     pub fn add(&mut self, item: &[u8]) -> AddOutcome {
         let h = self.hash(item);
         self.add_hashed(h)
     }
 
-    /// Adds an item by its precomputed pair (§3.5). Present means present in
+    /// Adds an item by its precomputed pair (docs/bloom.md §6). Present means present in
     /// any link; the newest, when it has room, is checked and written in one
     /// pass.
     pub fn add_hashed(&mut self, h: HashPair) -> AddOutcome {
@@ -312,7 +312,7 @@ impl Chain {
             .fold(0u64, |acc, l| acc.wrapping_add(l.entries()))
     }
 
-    /// BF.INFO Size (§3.6): C record sizes of a 64-bit build plus bit arrays.
+    /// BF.INFO Size (docs/bloom.md §7): C record sizes of a 64-bit build plus bit arrays.
     pub fn size_bytes(&self) -> u64 {
         const CHAIN_RECORD: u64 = 32;
         const LINK_RECORD: u64 = 64;

@@ -1,4 +1,4 @@
-//! The `MBbloom--` RDB value (§6.1), written at version 4, read at 0..=4.
+//! The `MBbloom--` RDB value (docs/bloom.md §9), written at version 4, read at 0..=4.
 
 use super::dump::MAX_LINKS;
 use super::link::{Link, LinkMeta};

@@ -1,4 +1,4 @@
-//! Link sizing (§3.2), separate from allocation so huge sizes can be computed
+//! Link sizing (docs/bloom.md §3), separate from allocation so huge sizes can be computed
 //! and tested without allocating them.
 
 use super::{CreateError, ENTS_IS_BITS, LN2C, LN2SQC, NOROUND};

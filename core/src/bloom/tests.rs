@@ -1,4 +1,4 @@
-//! Chain-level tests: the verified examples of COMPAT §3, §6.1, §6.4 and §8.1,
+//! Chain-level tests: the verified examples of docs/bloom.md and docs/differences.md §1,
 //! round trips, rejection of malformed data and a no-false-negative property.
 
 use super::sizing::{bits_per_entry, hash_count};
@@ -118,7 +118,7 @@ fn load(p: &[Primitive], encver: i32) -> Result<Chain, LoadError> {
     Chain::rdb_load(&mut PrimitiveSource::new(p), encver)
 }
 
-/// Records as big as RedisBloom's (§3.6 constants), so that identical
+/// Records as big as RedisBloom's (docs/bloom.md §7 constants), so that identical
 /// filters take identical memory (jemalloc rounds both the same way).
 #[test]
 fn records_match_redisbloom_sizes() {
@@ -583,7 +583,8 @@ fn rdb_rejections() {
     assert!(bad(10, B(vec![0; 15])).is_err()); // short buffer
     assert!(bad(10, B(vec![0; 17])).is_err()); // long buffer
     assert!(bad(10, U(16)).is_err()); // wrong primitive kind
-                                      // A consistent but absurd hash count (§8.1 item 11).
+                                      // A consistent but absurd hash count
+                                      // (docs/differences.md §1 item 11).
     let mut p = good.clone();
     p[6] = U(69314719);
     p[7] = D(1e8);
@@ -638,7 +639,7 @@ fn header_hash_bound() {
     let r = Rec::genuine(8, 5e-324, 1, 0);
     assert_eq!(r.hashes, 1075);
     assert!(Chain::from_header(&header(0, 5, 2, &[r])).is_ok());
-    // bpe 1e8 with its matching hash count (§8.1 item 11).
+    // bpe 1e8 with its matching hash count (docs/differences.md §1 item 11).
     let mut r = Rec::genuine(8, 0.05, 1, 0);
     r.bpe = 1e8;
     r.hashes = 69314719;

@@ -1,4 +1,4 @@
-//! Compaction: moving fingerprints from newer into older sub-filters (§4.8).
+//! Compaction: moving fingerprints from newer into older sub-filters (docs/cuckoo.md §10).
 //!
 //! The search order is RedisBloom's (older sub-filters from the oldest, first
 //! free slot of bucket `j mod N_k`, then `alt(fp, j) mod N_k`), so results are

@@ -1,4 +1,5 @@
-//! CF.SCANDUMP / CF.LOADCHUNK format (§6.5) and the AOF chunk stream (§6.3).
+//! CF.SCANDUMP / CF.LOADCHUNK format (docs/cuckoo.md §14) and the AOF chunk
+//! stream (§15).
 
 use super::{sub_filter_buckets, valid_params, CuckooFilter};
 
@@ -44,7 +45,7 @@ impl CuckooFilter {
             .num_items
             .to_le_bytes()
             .into_iter()
-            .chain(self.num_buckets.to_le_bytes())
+            .chain(self.num_buckets().to_le_bytes())
             .chain(self.num_deletes.to_le_bytes())
             .chain(u64::from(self.num_filters()).to_le_bytes())
             .chain(self.bucket_size.to_le_bytes())
@@ -55,7 +56,7 @@ impl CuckooFilter {
         out
     }
 
-    /// Builds a zeroed filter from a `CF.LOADCHUNK key 1` header (§6.5 step 2).
+    /// Builds a zeroed filter from a `CF.LOADCHUNK key 1` header (docs/cuckoo.md §14 step 2).
     /// `max_bucket_size` is the current cf-bucket-size maximum.
     pub fn from_header(data: &[u8], max_bucket_size: u16) -> Result<Self, HeaderError> {
         if data.len() != HEADER_LEN {
@@ -101,7 +102,7 @@ impl CuckooFilter {
 
     /// `CF.SCANDUMP key pos` for pos ≥ 1: the next position and the chunk, or
     /// None for the end marker. A sub-filter of at most 16 MiB is always sent
-    /// whole, whatever the offset inside it (§8.2).
+    /// whole, whatever the offset inside it (docs/differences.md §2).
     pub fn scandump_chunk(&self, pos: i64) -> Option<(i64, &[u8])> {
         let mut offset = u64::try_from(pos).ok()?.checked_sub(1)?;
         for f in self.filters.iter() {
@@ -121,7 +122,7 @@ impl CuckooFilter {
     }
 
     /// `CF.LOADCHUNK key pos data` for pos ≠ 1: `pos` is the position after the
-    /// chunk. The chunk must lie inside one sub-filter (no wrap, §8.1 item 7).
+    /// chunk. The chunk must lie inside one sub-filter (no wrap, docs/differences.md §1 item 7).
     pub fn load_chunk(&mut self, pos: i64, data: &[u8]) -> Result<(), ChunkError> {
         let len = data.len() as u64;
         let end = u64::try_from(pos).ok().and_then(|p| p.checked_sub(1));
@@ -140,7 +141,7 @@ impl CuckooFilter {
         Err(ChunkError)
     }
 
-    /// The data chunks of an AOF rewrite (§6.3): `(position after chunk, chunk)`
+    /// The data chunks of an AOF rewrite (docs/cuckoo.md §15): `(position after chunk, chunk)`
     /// from position 1, also when the filter holds no items. The same chunks
     /// as iterating [`CuckooFilter::scandump_chunk`], in one pass over the
     /// sub-filters (that iteration walks from the first sub-filter at every

@@ -1,4 +1,4 @@
-//! Cuckoo filter (`MBbloomCF`), byte-compatible with RedisBloom (COMPAT §4).
+//! Cuckoo filter (`MBbloomCF`), byte-compatible with RedisBloom (docs/cuckoo.md).
 //!
 //! A filter is a list of sub-filters, oldest first. Sub-filter i has `N_i`
 //! buckets (always a power of two: every constructor validates it, which the
@@ -20,11 +20,11 @@ use crate::alloc::{try_push_exact, try_zeroed, AllocError};
 use crate::hash::murmur64a;
 use subfilter::SubFilter;
 
-/// Multiplier of the alternate-bucket function (§2.4).
+/// Multiplier of the alternate-bucket function (docs/cuckoo.md §2).
 const ALT_MUL: u64 = 0x5bd1e995;
-/// Bucket counts must stay at or below 2^56 - 1 (§4.2 growth, §6.5).
+/// Bucket counts must stay at or below 2^56 - 1 (docs/cuckoo.md §3 growth, §14).
 const MAX_BUCKETS: u64 = (1 << 56) - 1;
-/// Largest bucket size a filter can be created with (§4.1).
+/// Largest bucket size a filter can be created with (docs/cuckoo.md §1).
 const MAX_BUCKET_SIZE: u16 = 255;
 
 /// The hashed form of an item; computed once and used for every sub-filter.
@@ -35,7 +35,7 @@ pub struct CuckooHash {
     pub h2: u64,
 }
 
-/// Fingerprint and candidate hashes of an item (§2.4).
+/// Fingerprint and candidate hashes of an item (docs/cuckoo.md §2).
 pub fn hash_item(item: &[u8]) -> CuckooHash {
     let h = murmur64a(item, 0);
     // h % 255 < 255, so the fingerprint is 1..=255 and never "empty".
@@ -53,7 +53,7 @@ fn alt(fp: u8, x: u64) -> u64 {
     x ^ (u64::from(fp) * ALT_MUL)
 }
 
-/// `nextPow2` of §4.2: 0 stays 0, otherwise the smallest power of two ≥ x.
+/// `nextPow2` of docs/cuckoo.md §3: 0 stays 0, otherwise the smallest power of two ≥ x.
 pub fn next_pow2(x: u64) -> Option<u64> {
     if x == 0 {
         Some(0)
@@ -62,7 +62,7 @@ pub fn next_pow2(x: u64) -> Option<u64> {
     }
 }
 
-/// Bucket count of sub-filter `i`: `num_buckets × expansion^i` (§4.2 growth).
+/// Bucket count of sub-filter `i`: `num_buckets × expansion^i` (docs/cuckoo.md §3 growth).
 /// None when it would be 0 (expansion 0 past the first) or exceed 2^56 - 1.
 fn sub_filter_buckets(num_buckets: u64, expansion: u16, i: u16) -> Option<u64> {
     u64::from(expansion)
@@ -83,7 +83,7 @@ fn valid_params(
         && num_buckets <= MAX_BUCKETS
         && (1..=max_bucket_size).contains(&bucket_size)
         && max_iterations != 0
-        // Only power-of-two growth keeps every N_i a power of two (§8.1 item 5).
+        // Only power-of-two growth keeps every N_i a power of two (docs/differences.md §1 item 5).
         && (expansion == 0 || expansion.is_power_of_two())
 }
 
@@ -97,7 +97,7 @@ pub enum CreateError {
     OutOfMemory,
 }
 
-/// Result of an insert (§4.3, §4.5).
+/// Result of an insert (docs/cuckoo.md §5, §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InsertOutcome {
     Inserted,
@@ -109,22 +109,25 @@ pub enum InsertOutcome {
     AllocFailed,
 }
 
-/// A scalable cuckoo filter; field semantics as in §4.1.
+/// A scalable cuckoo filter; field semantics as in docs/cuckoo.md §1.
 #[derive(Debug, PartialEq, Eq)]
 pub struct CuckooFilter {
-    num_buckets: u64,
     num_items: u64,
     num_deletes: u64,
     bucket_size: u16,
     max_iterations: u16,
     expansion: u16,
+    /// log2 of numBuckets (always a power of two): with it the record is
+    /// RedisBloom's 40 bytes, which jemalloc builds with an 8-byte quantum
+    /// (Redis' and Valkey's own) allocate exactly; 48 bytes cost 8 more.
+    bucket_bits: u8,
     /// Oldest first; never empty once constructed.
     /// Exactly as long as the filter (see [`try_push_exact`]).
     filters: Box<[SubFilter]>,
 }
 
 impl CuckooFilter {
-    /// CF.RESERVE / auto-creation (§4.2). `expansion` is rounded up to a power
+    /// CF.RESERVE / auto-creation (docs/cuckoo.md §3). `expansion` is rounded up to a power
     /// of two; `capacity` must be at least `2 × bucket_size`.
     pub fn new(
         capacity: u64,
@@ -159,7 +162,8 @@ impl CuckooFilter {
     /// A filter without sub-filters; parameters must already be validated.
     fn empty(num_buckets: u64, bucket_size: u16, max_iterations: u16, expansion: u16) -> Self {
         CuckooFilter {
-            num_buckets,
+            // Validated: a power of two of at most 2^56.
+            bucket_bits: num_buckets.trailing_zeros() as u8,
             num_items: 0,
             num_deletes: 0,
             bucket_size,
@@ -169,19 +173,19 @@ impl CuckooFilter {
         }
     }
 
-    /// Appends the next sub-filter (§4.2 growth).
+    /// Appends the next sub-filter (docs/cuckoo.md §3 growth).
     fn grow(&mut self) -> Result<(), AllocError> {
         let next = self.new_sub_filter(self.filters.len())?;
         try_push_exact(&mut self.filters, next)
     }
 
-    /// Sub-filter number `i`, zeroed; fails as growth does (§4.2).
+    /// Sub-filter number `i`, zeroed; fails as growth does (docs/cuckoo.md §3).
     fn new_sub_filter(&self, i: usize) -> Result<SubFilter, AllocError> {
         let i = u16::try_from(i).map_err(|_| AllocError)?;
         if i == u16::MAX {
             return Err(AllocError);
         }
-        let n = sub_filter_buckets(self.num_buckets, self.expansion, i).ok_or(AllocError)?;
+        let n = sub_filter_buckets(self.num_buckets(), self.expansion, i).ok_or(AllocError)?;
         let bytes = n
             .checked_mul(u64::from(self.bucket_size))
             .ok_or(AllocError)?;
@@ -194,7 +198,7 @@ impl CuckooFilter {
         usize::from(self.bucket_size).max(1)
     }
 
-    /// Multiset insert (§4.3).
+    /// Multiset insert (docs/cuckoo.md §5).
     pub fn insert(&mut self, h: CuckooHash) -> InsertOutcome {
         loop {
             if self.first_fit(h) || self.kick_out(h) {
@@ -211,7 +215,7 @@ impl CuckooFilter {
         }
     }
 
-    /// Insert unless the fingerprint is already present (§4.5).
+    /// Insert unless the fingerprint is already present (docs/cuckoo.md §7).
     pub fn insert_unique(&mut self, h: CuckooHash) -> InsertOutcome {
         if self.contains(h) {
             InsertOutcome::Exists
@@ -231,7 +235,7 @@ impl CuckooFilter {
         false
     }
 
-    /// The eviction procedure of §4.4 on the newest sub-filter. Deterministic:
+    /// The eviction procedure of docs/cuckoo.md §6 on the newest sub-filter. Deterministic:
     /// the victim slot `v` advances across iterations, and a failed attempt is
     /// undone by walking exactly the same path backwards.
     fn kick_out(&mut self, h: CuckooHash) -> bool {
@@ -275,14 +279,14 @@ impl CuckooFilter {
         }
     }
 
-    /// Membership, oldest sub-filter first (§4.6).
+    /// Membership, oldest sub-filter first (docs/cuckoo.md §8).
     pub fn contains(&self, h: CuckooHash) -> bool {
         let has = |f: &SubFilter, x: u64| f.bucket(x).is_some_and(|b| b.contains(&h.fp));
         self.filters.iter().any(|f| has(f, h.h1) || has(f, h.h2))
     }
 
     /// Copies of the fingerprint in both candidate buckets of every sub-filter;
-    /// a bucket that is both candidates counts twice (§4.6, §8.2).
+    /// a bucket that is both candidates counts twice (docs/cuckoo.md §8, docs/differences.md §2).
     pub fn count(&self, h: CuckooHash) -> u64 {
         self.filters.iter().fold(0u64, |acc, f| {
             acc.wrapping_add(f.count_in(h.h1, h.fp))
@@ -290,7 +294,7 @@ impl CuckooFilter {
         })
     }
 
-    /// Removes one copy, newest sub-filter first, then maybe compacts (§4.7).
+    /// Removes one copy, newest sub-filter first, then maybe compacts (docs/cuckoo.md §9).
     pub fn delete(&mut self, h: CuckooHash) -> bool {
         if !self.filters.iter_mut().rev().any(|f| f.delete(h)) {
             return false;
@@ -328,7 +332,7 @@ impl CuckooFilter {
     }
 
     pub fn num_buckets(&self) -> u64 {
-        self.num_buckets
+        1 << self.bucket_bits
     }
 
     pub fn num_items(&self) -> u64 {
@@ -357,7 +361,7 @@ impl CuckooFilter {
         self.expansion
     }
 
-    /// CF.INFO `Size` (§4.9).
+    /// CF.INFO `Size` (docs/cuckoo.md §11).
     pub fn size_bytes(&self) -> u64 {
         let slots = self
             .filters
@@ -366,12 +370,12 @@ impl CuckooFilter {
         (40 + 16 * u64::from(self.num_filters())).saturating_add(slots)
     }
 
-    /// CF.DEBUG reply (§4.9).
+    /// CF.DEBUG reply (docs/cuckoo.md §11).
     pub fn debug_string(&self) -> String {
         format!(
             "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
             self.bucket_size,
-            self.num_buckets,
+            self.num_buckets(),
             self.num_items,
             self.num_deletes,
             self.num_filters(),

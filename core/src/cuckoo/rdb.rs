@@ -1,4 +1,4 @@
-//! Cuckoo RDB value (`MBbloomCF`, §6.2).
+//! Cuckoo RDB value (`MBbloomCF`, docs/cuckoo.md §13).
 
 use super::{next_pow2, sub_filter_buckets, valid_params, CuckooFilter, SubFilter};
 use crate::rdb::{RdbSink, RdbSource, ReadError};
@@ -37,7 +37,7 @@ impl CuckooFilter {
     /// Writes the value in encoding version 4.
     pub fn rdb_save<S: RdbSink>(&self, sink: &mut S) {
         sink.write_unsigned(u64::from(self.num_filters()));
-        sink.write_unsigned(self.num_buckets);
+        sink.write_unsigned(self.num_buckets());
         sink.write_unsigned(self.num_items);
         sink.write_unsigned(self.num_deletes);
         sink.write_unsigned(u64::from(self.bucket_size));

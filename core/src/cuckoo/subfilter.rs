@@ -81,7 +81,7 @@ impl SubFilter {
         unsafe { std::slice::from_raw_parts_mut(self.slots.as_ptr(), self.len()) }
     }
 
-    /// Byte range of bucket `h mod N`, in full 64-bit arithmetic (§8.1 item 6).
+    /// Byte range of bucket `h mod N`, in full 64-bit arithmetic (docs/differences.md §1 item 6).
     #[inline]
     pub(super) fn bucket_range(&self, h: u64) -> Option<std::ops::Range<usize>> {
         let bs = self.bs();
