@@ -452,7 +452,11 @@ fn topk_aof_replay_decays_exactly_like_the_live_server() {
                 "{what}: rewrite and commands replayed"
             );
             // Only applied increments were logged: the replay answered no error.
-            assert!(!server.log().contains("CRITICAL"), "{what}: {}", server.log());
+            assert!(
+                !server.log().contains("CRITICAL"),
+                "{what}: {}",
+                server.log()
+            );
         }
     }
 }

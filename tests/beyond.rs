@@ -389,7 +389,7 @@ fn topk_copy_digest_events_and_info() {
         assert_eq!(field(&mut c, "bf_topk_keys"), "2");
         assert_eq!(field(&mut c, "bf_topk_memory"), (2 * size).to_string());
         assert_eq!(field(&mut c, "bf_cmd_topk_add"), "calls=3,failed=1");
-        assert_eq!(field(&mut c, "bf_cmd_topk_incrby"), "calls=2,failed=0");
+        assert_eq!(field(&mut c, "bf_cmd_topk_incrby"), "calls=3,failed=0");
         c.cmd(&["FLUSHALL"]);
         // Valkey flushes lazily by default: the frees land shortly after.
         let info = info::wait_for(&mut c, "bf", wait::STATE, |i| i.contains("bf_topk_keys:0"));
