@@ -344,6 +344,20 @@ def rsbloom_huge_pages(*setup):
     return f
 
 
+def rand_pairs(n, tag):
+    """`n` CMS.INCRBY item/increment pairs of random items."""
+    return [x for _ in range(n) for x in (tag + "__rand_int__", "1")]
+
+
+CMS_BIG = ("CMS.INITBYDIM", "cmsbig", "4000000", "7")  # 28M counters, 107 MiB
+
+
+def touch_cms(s):
+    """Touches every page of the fresh sketch (both sides alike): a merge
+    of the sketch with itself reads and writes every counter."""
+    s.conn.call("CMS.MERGE", "cmsbig", "1", "cmsbig")
+
+
 def fill_chain(s):
     s.conn.call("BF.RESERVE", "chain", "0.01", "1000", "EXPANSION", "2")
     # Links hold 1000·2^i items; with ~1 % of the items false positives
@@ -520,6 +534,14 @@ def workloads(quick):
                                      warm(["CF.INSERT", "cfhp", "ITEMS"], 3000))]),
         RB("CF.MEXISTS x100, 128 MiB filter, rsbloom bf.huge-pages yes", ["CF.MEXISTS", "cfhp"] + rand_items(BATCH, "q"),
            n(15_000), 4, rand=1_000_000_000, scale=BATCH),
+        RB("CMS.INCRBY, 107 MiB sketch", ["CMS.INCRBY", "cmsbig", "__rand_int__", "1"], n(400_000), 64,
+           rand=1_000_000_000, setup=[CMS_BIG, touch_cms]),
+        RB("CMS.QUERY, 107 MiB sketch", ["CMS.QUERY", "cmsbig", "q__rand_int__"], n(400_000), 64,
+           rand=1_000_000_000),
+        RB("CMS.INCRBY x100, 107 MiB sketch", ["CMS.INCRBY", "cmsbig"] + rand_pairs(BATCH, "a"), n(15_000), 4,
+           rand=1_000_000_000, scale=BATCH),
+        RB("CMS.QUERY x100, 107 MiB sketch", ["CMS.QUERY", "cmsbig"] + rand_items(BATCH, "q"), n(15_000), 4,
+           rand=1_000_000_000, scale=BATCH),
         # No filter touched: the server's own cost of a 100-item command
         # (argument objects, replies), the floor under the batch rows.
         RB("BF.MEXISTS x100, missing key (floor)", ["BF.MEXISTS", "nokey"] + rand_items(BATCH, "q"), n(15_000), 4,

@@ -9,6 +9,7 @@
 #[macro_use]
 mod ffi;
 mod bloom;
+mod cms;
 mod command_docs;
 mod config;
 mod cuckoo;

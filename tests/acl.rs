@@ -293,6 +293,81 @@ fn module_acl_categories() {
     }
 }
 
+const CMS_COMMANDS: [&str; 6] = [
+    "cms.incrby",
+    "cms.info",
+    "cms.initbydim",
+    "cms.initbyprob",
+    "cms.merge",
+    "cms.query",
+];
+
+fn cms_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
+    names(&c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", category]))
+        .into_iter()
+        .filter(|n| n.starts_with("cms."))
+        .collect()
+}
+
+/// docs/cms.md §1.2: every CMS.* command in `@cms` plus exactly its read /
+/// write / fast categories (the INIT commands in `@fast`). Only the
+/// destination of CMS.MERGE is a declared key, so key patterns do not
+/// cover its sources. Without the server API (Redis 7.0) there is no
+/// `@cms` at all.
+#[test]
+fn cms_acl_category() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        if !c.cmd(&["ACL", "CAT"]).as_array().contains(&bulk("cms")) {
+            assert!(c.cmd(&["ACL", "SETUSER", "x", "+@cms"]).is_error());
+            assert_eq!(cms_commands_in(&mut c, "write"), Vec::<String>::new());
+            continue;
+        }
+        assert_eq!(cms_commands_in(&mut c, "cms"), CMS_COMMANDS, "{flavor:?}");
+        assert_eq!(cms_commands_in(&mut c, "read"), ["cms.info", "cms.query"]);
+        assert_eq!(
+            cms_commands_in(&mut c, "write"),
+            ["cms.incrby", "cms.initbydim", "cms.initbyprob", "cms.merge"]
+        );
+        assert_eq!(
+            cms_commands_in(&mut c, "fast"),
+            ["cms.info", "cms.initbydim", "cms.initbyprob"]
+        );
+        for (user, rules) in [
+            ("m", &["~*", "+@cms"][..]),
+            ("r", &["~*", "+@read"]),
+            ("d", &["~d*", "+@cms"]),
+        ] {
+            let mut setuser = vec!["ACL", "SETUSER", user, "on", ">pw"];
+            setuser.extend(rules);
+            assert_eq!(c.cmd(&setuser), ok());
+        }
+        let mut m = user_conn(&s, "m");
+        for call in [
+            "CMS.INITBYDIM s 10 2",
+            "CMS.INITBYPROB p 0.1 0.1",
+            "CMS.INCRBY s a 1",
+            "CMS.QUERY s a",
+            "CMS.INFO s",
+            "CMS.INITBYDIM d 10 2",
+            "CMS.MERGE d 1 s",
+        ] {
+            let r = line(&mut m, call);
+            assert!(!r.is_error(), "{flavor:?} {call}: {r:?}");
+        }
+        assert!(is_noperm(&line(&mut m, "BF.ADD b x")));
+        let mut r = user_conn(&s, "r");
+        assert_eq!(line(&mut r, "CMS.QUERY s a"), arr(vec![int(1)]));
+        assert!(is_noperm(&line(&mut r, "CMS.INCRBY s a 1")));
+        // Key patterns see the destination only.
+        let mut d = user_conn(&s, "d");
+        assert_eq!(line(&mut d, "CMS.MERGE d 1 s"), ok());
+        assert!(is_noperm(&line(&mut d, "CMS.QUERY s a")));
+        assert!(is_noperm(&line(&mut d, "CMS.MERGE s 1 d")));
+    }
+}
+
 /// The Top-K commands (docs/topk.md §1.2): category `topk` plus exactly
 /// the read/write/fast words of RedisBloom 8.x (TOPK.COUNT in `@read`).
 #[test]

@@ -330,6 +330,82 @@ fn huge_pages_setting_backs_large_filters_and_changes_nothing_else() {
     }
 }
 
+/// Count-Min Sketch: COPY (RedisBloom refuses it), DEBUG DIGEST-VALUE, the
+/// INFO fields and a keyspace event per successful write (docs/cms.md §7.3).
+#[test]
+fn cms_copy_digest_info_and_keyspace_events() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let mut sub = s.conn();
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
+            ok()
+        );
+        sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        let writes: &[&[&str]] = &[
+            &["CMS.INITBYDIM", "m", "20", "5"],
+            &["CMS.INITBYPROB", "p", "0.01", "0.01"],
+            &["CMS.INCRBY", "m", "a", "3", "b", "4294967295"],
+            &["CMS.MERGE", "m", "1", "m", "WEIGHTS", "0"],
+            &["CMS.INCRBY", "m", "a", "3", "b", "4"],
+        ];
+        for w in writes {
+            assert!(!c.cmd(w).is_error(), "{w:?}");
+            let msg = sub.read();
+            let parts = msg.as_array();
+            assert_eq!(
+                parts[2],
+                bulk(format!("__keyspace@0__:{}", w[1])),
+                "{msg:?}"
+            );
+            assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+        }
+        // Reads and failed writes publish nothing: the next message is ours.
+        for failed in [
+            &["CMS.QUERY", "m", "a"][..],
+            &["CMS.INFO", "m"],
+            &["CMS.INITBYDIM", "m", "2", "2"],
+            &["CMS.INCRBY", "m", "a", "-1"],
+            &["CMS.MERGE", "m", "1", "p"],
+            &["CMS.MERGE", "m", "1", "m", "WEIGHTS", "-1"],
+        ] {
+            c.cmd(failed);
+        }
+        c.cmd(&["SET", "marker", "1"]);
+        assert_eq!(sub.read().as_array()[3], bulk("set"));
+
+        // COPY: an independent, identical sketch.
+        assert_eq!(c.cmd(&["COPY", "m", "m2"]), int(1));
+        assert_eq!(c.cmd(&["DUMP", "m"]), c.cmd(&["DUMP", "m2"]));
+        let d = c.cmd(&["DEBUG", "DIGEST-VALUE", "m", "m2", "p"]);
+        let d = d.as_array();
+        assert_eq!(d[0], d[1], "equal sketches digest equal");
+        assert_ne!(d[0], d[2]);
+        assert_ne!(d[0], bulk("0".repeat(40)));
+        c.cmd(&["CMS.INCRBY", "m2", "only-in-copy", "1"]);
+        assert_eq!(
+            c.cmd(&["CMS.QUERY", "m", "only-in-copy"]),
+            arr(vec![int(0)])
+        );
+        assert_ne!(c.cmd(&["DEBUG", "DIGEST-VALUE", "m2"]).as_array()[0], d[0]);
+        let digest = c.cmd(&["DEBUG", "DIGEST"]);
+        assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), ok());
+        assert_eq!(c.cmd(&["DEBUG", "DIGEST"]), digest);
+
+        // INFO: keys and MEMORY USAGE's module part, 32 + 4·w·d each.
+        let field = |c: &mut Conn, name: &str| info::field(c, "bf", name);
+        assert_eq!(field(&mut c, "bf_cms_keys"), "3");
+        let bytes = 2 * (32 + 4 * 100) + (32 + 4 * 200 * 7);
+        assert_eq!(field(&mut c, "bf_cms_memory"), bytes.to_string());
+        assert_eq!(field(&mut c, "bf_cmd_cms_incrby"), "calls=4,failed=1");
+        assert_eq!(field(&mut c, "bf_cmd_cms_merge"), "calls=3,failed=2");
+        c.cmd(&["DEL", "m", "m2", "p"]);
+        assert_eq!(field(&mut c, "bf_cms_keys"), "0");
+        assert_eq!(field(&mut c, "bf_cms_memory"), "0");
+    }
+}
+
 /// Top-K: COPY (RedisBloom: `ERR not supported`), DEBUG DIGEST-VALUE, a
 /// keyspace event for every write, INFO `bf_topk_*`.
 #[test]
@@ -386,8 +462,14 @@ fn topk_copy_digest_events_and_info() {
         let usage = c.cmd(&["TOPK.INFO", "t"]);
         assert_eq!(usage.as_array()[1], int(5));
         let size = 2088 + 8 * 16 * 3 + 24 * 5;
-        assert_eq!(field(&mut c, "bf_topk_keys"), "2");
-        assert_eq!(field(&mut c, "bf_topk_memory"), (2 * size).to_string());
+        // DEBUG RELOAD may free the old values lazily: wait for their frees.
+        let info = info::wait_for(&mut c, "bf", wait::STATE, |i| {
+            i.contains("bf_topk_keys:2\r")
+        });
+        assert!(
+            info.contains(&format!("bf_topk_memory:{}\r", 2 * size)),
+            "{info}"
+        );
         assert_eq!(field(&mut c, "bf_cmd_topk_add"), "calls=3,failed=1");
         assert_eq!(field(&mut c, "bf_cmd_topk_incrby"), "calls=3,failed=0");
         c.cmd(&["FLUSHALL"]);

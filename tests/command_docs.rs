@@ -26,6 +26,8 @@ const O_N_CAP: &str = "O(n), where n is the capacity";
 const O_CF_INSERT: &str =
     "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations";
 
+const O_N_ITEMS: &str = "O(n) where n is the number of items";
+
 const KEY_ITEM: &str = "key:key item:string";
 const KEY_ITEMS: &str = "key:key item:string{multiple}";
 const CF_INSERT_ARGS: &str =
@@ -105,6 +107,23 @@ const ROWS: &[Row] = &[
     Row { name: "cf.scandump", arity: 3, flags: "readonly fast", key: "RW", since: "1.0.0", tips: "dont_cache",
           summary: "Begins an incremental save of the bloom filter", complexity: O_N_CAP,
           args: "key:key iterator:integer" },
+    Row { name: "cms.incrby", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          summary: "Increases the count of one or more items by increment", complexity: O_N_ITEMS,
+          args: "key:key items:block{multiple}(item:string increment:integer)" },
+    Row { name: "cms.info", arity: 2, flags: "readonly", key: "RO", since: "2.0.0", tips: "dont_cache",
+          summary: "Returns information about a sketch", complexity: "O(1)", args: "key:key" },
+    Row { name: "cms.initbydim", arity: 4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          summary: "Initializes a Count-Min Sketch to dimensions specified by user", complexity: "O(1)",
+          args: "key:key width:integer depth:integer" },
+    Row { name: "cms.initbyprob", arity: 4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          summary: "Initializes a Count-Min Sketch to accommodate requested tolerances.", complexity: "O(1)",
+          args: "key:key error:double probability:double" },
+    Row { name: "cms.merge", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          summary: "Merges several sketches into one sketch", complexity: "O(n) where n is the number of sketches",
+          args: "key:key numKeys:integer source:key{multiple} \
+                 weights:block{optional}(weights:pure-token[WEIGHTS] weight:double{multiple})" },
+    Row { name: "cms.query", arity: -3, flags: "readonly", key: "RO", since: "2.0.0", tips: "",
+          summary: "Returns the count for one or more items in a sketch", complexity: O_N_ITEMS, args: KEY_ITEMS },
     Row { name: "topk.add", arity: -3, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
           summary: "Adds an item to a Top-k sketch. Multiple items can be added at the same time.",
           complexity: "O(n * k) where n is the number of items and k is the depth", args: KEY_ITEMS },
@@ -362,6 +381,18 @@ fn command_docs_in_full() {
              {name: items, type: pure-token, token: ITEMS} \
              {name: item, type: string, flags: [multiple]}]}",
         ),
+        // Sources refer to the destination's key spec: there is no other.
+        (
+            "CMS.MERGE",
+            "{summary: Merges several sketches into one sketch, since: 2.0.0, group: module, \
+             complexity: O(n) where n is the number of sketches, module: bf, arguments: [\
+             {name: key, type: key, key_spec_index: 0} \
+             {name: numKeys, type: integer} \
+             {name: source, type: key, key_spec_index: 0, flags: [multiple]} \
+             {name: weights, type: block, flags: [optional], arguments: [\
+             {name: weights, type: pure-token, token: WEIGHTS} \
+             {name: weight, type: double, flags: [multiple]}]}]}",
+        ),
         (
             "TOPK.COUNT",
             "{summary: Return the count for one or more items are in a sketch, since: 2.0.0, group: module, \
@@ -442,6 +473,39 @@ fn getkeys_and_server_side_arity_check() {
             !s.log().contains("rejected the command info"),
             "{}",
             s.log()
+        );
+    }
+}
+
+/// docs/cms.md §1.2: CMS.MERGE sources are not declared keys (ACL key
+/// patterns and cluster slot checks see the destination only).
+#[test]
+fn cms_merge_declares_only_its_destination() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        assert_eq!(
+            c.cmd(&[
+                "COMMAND",
+                "GETKEYS",
+                "CMS.MERGE",
+                "d",
+                "2",
+                "s1",
+                "s2",
+                "WEIGHTS",
+                "1",
+                "2"
+            ]),
+            Reply::Array(vec![bulk("d")])
+        );
+        assert_eq!(
+            c.cmd(&["COMMAND", "GETKEYS", "CMS.INCRBY", "k", "a", "1"]),
+            Reply::Array(vec![bulk("k")])
+        );
+        assert_eq!(
+            line(&mut c, "CMS.INCRBY k a"),
+            err("ERR wrong number of arguments for 'cms.incrby' command")
         );
     }
 }

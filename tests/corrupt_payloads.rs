@@ -731,6 +731,177 @@ fn chain_with_a_thousand_links_restores() {
     }
 }
 
+// ---------------------------------------------------------------- CMS
+
+/// Genuine Count-Min Sketch payloads (docs/cms.md §6.1): tiny, the 4×2
+/// vector, a stream, an INITBYPROB shape, a deep one, a saturated one.
+fn cms_sources(c: &mut Conn) -> Vec<Vec<u8>> {
+    let setups: &[&[&str]] = &[
+        &["CMS.INITBYDIM g 1 1"],
+        &["CMS.INITBYDIM g 4 2", "CMS.INCRBY g foo 3 bar 1"],
+        &["CMS.INITBYDIM g 20 5", "CMS.INCRBY g a 1 b 2 c 3 d 4 e 5"],
+        &["CMS.INITBYPROB g 0.01 0.01", "CMS.INCRBY g x 7"],
+        &["CMS.INITBYDIM g 3 200", "CMS.INCRBY g x 7 y 9"],
+        &[
+            "CMS.INITBYDIM g 5 2",
+            "CMS.INCRBY g a 4294967295 b 9223372036854775807",
+        ],
+    ];
+    setups
+        .iter()
+        .map(|cmds| {
+            c.cmd(&["DEL", "g"]);
+            for cmd in *cmds {
+                assert!(!line(c, cmd).is_error(), "{cmd}");
+            }
+            c.cmd(&["DUMP", "g"]).as_bytes().to_vec()
+        })
+        .collect()
+}
+
+/// The crafted values of docs/cms.md §7.1 item 8 and §7.2 item 2 (and
+/// neighbours): zero dimensions, arrays one byte short or long, and
+/// dimensions whose byte count wraps 64 bits (4 · 2^62 = 0) with an empty
+/// or short array.
+fn cms_crafted(ver: u16) -> Vec<Vec<u8>> {
+    let value = |w: u64, d: u64, array: usize| {
+        let prims = [Prim::U(w), Prim::U(d), Prim::U(0), Prim::S(vec![0; array])];
+        dump::payload(dump::CMS_MODULE_ID, &prims, ver)
+    };
+    let mut out = vec![
+        value(4, 2, 31),
+        value(4, 2, 33),
+        value(0, 2, 0),
+        value(4, 0, 0),
+        value(0, 0, 0),
+        value(1 << 62, 1, 0),
+        value(1, 1 << 62, 0),
+        value(1 << 61, 2, 0),
+        value(1 << 62, 4, 16),
+        value(1 << 63, 2, 0),
+        value(u64::MAX, u64::MAX, 4),
+        value(1 << 32, 1 << 30, 0),
+        value(1 << 40, 1, 64),
+    ];
+    // Encoding version 1 does not exist.
+    let prims = [Prim::U(1), Prim::U(1), Prim::U(0), Prim::S(vec![0; 4])];
+    out.push(dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver));
+    out
+}
+
+/// A restored sketch must work: CMS.INFO, QUERY and INCRBY answer, its
+/// array matches its dimensions, and its DUMP restores to the same DUMP.
+fn check_sketch(c: &mut Conn, key: &str) -> Result<(), String> {
+    let info = c.cmd(&["CMS.INFO", key]);
+    let Reply::Array(f) = &info else {
+        return Err(format!("CMS.INFO {info:?}"));
+    };
+    let cells = f[1].as_int().checked_mul(f[3].as_int());
+    let (_, prims) = dump::parse(c.cmd(&["DUMP", key]).as_bytes());
+    let array = match &prims[..] {
+        [_, _, _, Prim::S(s)] => s.len() as i64,
+        _ => return Err(format!("DUMP primitives {prims:?}")),
+    };
+    if cells.and_then(|n| n.checked_mul(4)) != Some(array) {
+        return Err(format!("{info:?} with a {array}-byte array"));
+    }
+    for cmd in [
+        &["CMS.QUERY", key, "a", "foo"][..],
+        &["CMS.INCRBY", key, "a", "1"],
+    ] {
+        let r = c.cmd(cmd);
+        if !matches!(r.as_array(), [_, ..]) {
+            return Err(format!("{cmd:?}: {r:?}"));
+        }
+    }
+    let payload = c.cmd(&["DUMP", key]);
+    c.cmd(&["DEL", "copy"]);
+    let r = c.cmd(&args!["RESTORE", "copy", "0", payload.as_bytes()]);
+    if r != ok() || c.cmd(&["DUMP", "copy"]) != payload {
+        return Err(format!("own DUMP does not restore: {r:?}"));
+    }
+    Ok(())
+}
+
+/// Corrupt CMS payloads: every RESTORE answers an error and leaves no key,
+/// or gives a working sketch; the server stays up and the bystanders
+/// (including a sketch) keep their exact DUMP.
+#[test]
+fn corrupt_cms_payloads_are_contained() {
+    for flavor in flavors() {
+        let s = Server::builder(flavor, Module::Rsbloom)
+            .arg("--rdbcompression")
+            .arg("no")
+            .start();
+        let mut c = s.conn();
+        let sources = cms_sources(&mut c);
+        let ver = dump::rdb_version(&sources[0]);
+        for cmd in [
+            "SET str bystander",
+            "BF.ADD bf0 a",
+            "CF.ADD cf0 a",
+            "CMS.INITBYDIM cms0 10 3",
+            "CMS.INCRBY cms0 a 5",
+        ] {
+            assert!(!line(&mut c, cmd).is_error(), "{cmd}");
+        }
+        let bystanders: Vec<(&str, Reply)> = ["str", "bf0", "cf0", "cms0"]
+            .iter()
+            .map(|k| (*k, c.cmd(&["DUMP", k])))
+            .collect();
+        let mut rng = SmallRng::seed_from_u64(0xc0de_c005 + flavor as u64);
+        let mut cases = cms_crafted(ver);
+        for payload in &sources {
+            cases.push(payload.clone());
+            // The filters' mutations apply as they are: the module id is
+            // read from the payload.
+            let src = Source {
+                bloom: false,
+                payload: payload.clone(),
+                header: Vec::new(),
+                chunks: Vec::new(),
+            };
+            cases.extend((0..100).map(|_| mutate_payload(&mut rng, &src)));
+        }
+        let mut tally: BTreeMap<String, usize> = BTreeMap::new();
+        for (n, payload) in cases.iter().enumerate() {
+            c.cmd(&["DEL", "victim"]);
+            let outcome = match c.cmd(&args!["RESTORE", "victim", "0", payload]) {
+                Reply::Simple(s) if s == "OK" => match c.cmd(&["TYPE", "victim"]).as_bytes() {
+                    b"CMSk-TYPE" => check_sketch(&mut c, "victim").map(|_| "restored".into()),
+                    _ => Ok("restored another type".into()),
+                },
+                Reply::Error(e) if c.cmd(&["EXISTS", "victim"]) == int(0) => Ok(e),
+                other => Err(format!("RESTORE {other:?}, key left behind?")),
+            };
+            match outcome {
+                Ok(k) => *tally.entry(k).or_default() += 1,
+                Err(e) => panic!("{flavor:?} case {n}: {e}\npayload {payload:02x?}"),
+            }
+            alive(&mut c);
+        }
+        for (k, d) in &bystanders {
+            assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed");
+        }
+        assert_eq!(c.cmd(&["CMS.QUERY", "cms0", "a"]), arr(vec![int(5)]));
+        eprintln!("{flavor:?}: {} CMS cases: {tally:#?}", cases.len());
+        // Every crafted value of §7 is refused; mutations do both.
+        for (n, crafted) in cms_crafted(ver).iter().enumerate() {
+            c.cmd(&["DEL", "victim"]);
+            let r = c.cmd(&args!["RESTORE", "victim", "0", crafted]);
+            assert_eq!(r, err("ERR Bad data format"), "crafted case {n}");
+        }
+        assert!(
+            tally.get("restored").copied().unwrap_or(0) >= 60,
+            "{tally:?}"
+        );
+        assert!(
+            tally.get("ERR Bad data format").copied().unwrap_or(0) >= 100,
+            "{tally:?}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Top-K (docs/topk.md §5.3)
 

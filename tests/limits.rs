@@ -324,3 +324,56 @@ fn crafted_bloom_filter_cannot_make_a_command_slow() {
         alive(&mut c);
     }
 }
+
+/// docs/cms.md §3.3: sketches whose size fits in 64 bits but in no memory
+/// (4 PB, 16 TB, 8 TB, 800 PB) answer an error — RedisBloom
+/// on Redis < 7.4 aborts the server — and under maxmemory the CMS writes
+/// are denied without effect while reads go on.
+#[test]
+fn cms_unallocatable_sizes_and_maxmemory() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        for cmd in [
+            "CMS.INITBYDIM big 1099511627776 1024",
+            "CMS.INITBYDIM big 4294967296 1024",
+            "CMS.INITBYPROB big 1e-12 0.9",
+            "CMS.INITBYPROB big 1e-17 0.5",
+        ] {
+            assert_eq!(
+                line(&mut c, cmd),
+                err("CMS: Insufficient memory to create the key"),
+                "{flavor:?} {cmd}"
+            );
+            assert_eq!(exists(&mut c, "big"), 0);
+        }
+        assert_eq!(line(&mut c, "CMS.INITBYDIM m 100 5"), ok());
+        assert_eq!(line(&mut c, "CMS.INITBYDIM s 100 5"), ok());
+        line(&mut c, "CMS.INCRBY m a 1");
+        let before = c.cmd(&["DUMP", "m"]);
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]),
+            ok()
+        );
+        let limit = info::used_memory::<u64>(&mut c) - 100_000;
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", "maxmemory", &limit.to_string()]),
+            ok()
+        );
+        for cmd in [
+            "CMS.INITBYDIM new 10 2",
+            "CMS.INITBYPROB new 0.1 0.1",
+            "CMS.INCRBY m a 1",
+            "CMS.MERGE m 1 s",
+        ] {
+            let r = line(&mut c, cmd);
+            assert!(r.error_text().starts_with("OOM"), "{flavor:?} {cmd}: {r:?}");
+        }
+        assert_eq!(exists(&mut c, "new"), 0);
+        assert_eq!(c.cmd(&["DUMP", "m"]), before);
+        assert_eq!(line(&mut c, "CMS.QUERY m a"), arr(vec![int(1)]));
+        assert!(!line(&mut c, "CMS.INFO m").is_error());
+        assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", "0"]), ok());
+        assert_eq!(line(&mut c, "CMS.INCRBY m a 1"), arr(vec![int(2)]));
+    }
+}

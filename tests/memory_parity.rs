@@ -74,6 +74,24 @@ fn cases() -> Vec<Case> {
                 compacted,
             )
         },
+        case("CMS 1x1", &["CMS.INITBYDIM", "k", "1", "1"], vec![]),
+        case("CMS 20x5", &["CMS.INITBYDIM", "k", "20", "5"], vec![]),
+        case(
+            "CMS 2000x7 with items",
+            &["CMS.INITBYPROB", "k", "0.001", "0.01"],
+            (0..50)
+                .map(|i| sargs(&["CMS.INCRBY", "k", &format!("i{i}"), "3"]))
+                .collect(),
+        ),
+        case("CMS 16 MB", &["CMS.INITBYDIM", "k", "1000000", "4"], vec![]),
+        case(
+            "CMS merged",
+            &["CMS.INITBYDIM", "k", "300", "3"],
+            vec![
+                sargs(&["CMS.INCRBY", "k", "a", "7"]),
+                sargs(&["CMS.MERGE", "k", "2", "k", "k", "WEIGHTS", "2", "-1"]),
+            ],
+        ),
     ]
 }
 

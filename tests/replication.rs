@@ -402,3 +402,47 @@ fn cf_compact_while_writes_are_paused() {
         }
     }
 }
+
+/// CMS.* writes (docs/cms.md §1.2, replication column) reach the replica
+/// exactly — increments with overflow elements included, rejected ones
+/// and failed merges not at all — also between RedisBloom and rsbloom,
+/// through the command stream and after a full resync.
+#[test]
+fn cms_writes_replicate_exactly() {
+    let seed = common::stream::seed();
+    println!("cms replication seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
+    let mut pairs: Vec<(Flavor, Module, Module)> = Vec::new();
+    for f in flavors() {
+        pairs.push((f, Module::Rsbloom, Module::Rsbloom));
+        pairs.push((f, Module::Reference, Module::Rsbloom));
+        pairs.push((f, Module::Rsbloom, Module::Reference));
+    }
+    for (flavor, m, r) in pairs {
+        let what = format!("{flavor:?} {m:?} -> {r:?}");
+        let master = start(flavor, m, None);
+        let mut replica = start(flavor, r, Some(master.port));
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        wait_link_up(&mut rc);
+        let cmds = common::cms::writes(seed, 3000);
+        let replies = mc.pipeline(&cmds);
+        let has = |p: &dyn Fn(&Reply) -> bool| replies.iter().any(p);
+        assert!(has(&|r| *r == err("CMS: MERGE overflow")), "{what}");
+        assert!(has(&|r| *r == ok()), "{what}");
+        assert!(
+            has(&|r| *r == err("CMS: Number cannot be negative")),
+            "{what}"
+        );
+        assert!(
+            has(&|r| matches!(r, Reply::Array(a) if a.contains(&err("CMS: INCRBY overflow")))),
+            "{what}"
+        );
+        let digests = m == r;
+        sync(&mut mc, &mut rc);
+        check_identical(&mut mc, &mut rc, digests, &format!("{what} stream"));
+        restart_empty(&mut replica);
+        let mut rc = replica.conn();
+        wait_link_up(&mut rc);
+        sync(&mut mc, &mut rc);
+        check_identical(&mut mc, &mut rc, digests, &format!("{what} full resync"));
+    }
+}

@@ -6,6 +6,7 @@
 pub mod alloc;
 pub mod args;
 pub mod bloom;
+pub mod cms;
 pub mod config;
 pub mod cuckoo;
 pub mod hash;

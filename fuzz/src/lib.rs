@@ -15,6 +15,11 @@
 
 use std::collections::HashMap;
 
+mod cms;
+pub use cms::{cms_args, cms_model, cms_rdb};
+mod topk;
+pub use topk::{topk_args, topk_model, topk_rdb};
+
 use rsbloom_core::args::bloom::{
     parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter, parse_scandump_iter,
 };
@@ -33,9 +38,6 @@ use rsbloom_core::cuckoo::{
 };
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 
-mod topk;
-pub use topk::{topk_args, topk_model, topk_rdb};
-
 /// Largest allocation a check lets the core attempt when it could succeed.
 pub const ALLOC_CAP: u128 = 16 << 20;
 /// Allocations this big cannot succeed on x86-64 (47-bit user address space).
@@ -45,7 +47,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, Target); 12] = [
+pub const TARGETS: [(&str, Target); 15] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -55,6 +57,9 @@ pub const TARGETS: [(&str, Target); 12] = [
     ("args", args),
     ("bloom_model", bloom_model),
     ("cuckoo_model", cuckoo_model),
+    ("cms_rdb", cms_rdb),
+    ("cms_args", cms_args),
+    ("cms_model", cms_model),
     ("topk_rdb", topk_rdb),
     ("topk_args", topk_args),
     ("topk_model", topk_model),
@@ -1470,6 +1475,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     ] {
         out.push(("args", line.to_vec()));
     }
+    out.extend(cms::seeds());
     out.extend(topk::seeds());
     out
 }

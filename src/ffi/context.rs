@@ -254,11 +254,12 @@ fn memory_of<T: ModuleValue>(value: *mut c_void) -> usize {
     unsafe { value.cast::<T>().as_ref() }.map_or(0, T::memory)
 }
 
-/// Result of looking a key up as a given module type.
-pub enum Lookup<'k, T> {
+/// Result of looking a key up as a given module type: `R` is `&mut T`
+/// ([`Key::get`]) or `&T` ([`Key::get_shared`]).
+pub enum Lookup<R> {
     Missing,
     WrongType,
-    Found(&'k mut T),
+    Found(R),
 }
 
 /// An open key; closed on drop.
@@ -298,7 +299,7 @@ impl Key<'_> {
         }
     }
 
-    pub fn get<T: ModuleValue>(&mut self) -> Lookup<'_, T> {
+    pub fn get<T: ModuleValue>(&mut self) -> Lookup<&mut T> {
         match self.lookup::<T>() {
             // SAFETY: `lookup` returns the live value of the open key; the
             // key borrow bounds the reference.
@@ -308,8 +309,42 @@ impl Key<'_> {
         }
     }
 
+    /// Shared access to the value, for commands that only read it: unlike
+    /// [`Key::get`], several open keys naming the same key may be read at
+    /// once (CMS.MERGE sources). Not tracked: the size does not change.
+    pub fn get_shared<T: ModuleValue>(&self) -> Lookup<&T> {
+        match self.value::<T>() {
+            // SAFETY: as in `get`; only shared references are made here.
+            RawLookup::Found(v) => Lookup::Found(unsafe { &*v }),
+            RawLookup::Missing => Lookup::Missing,
+            RawLookup::WrongType => Lookup::WrongType,
+        }
+    }
+
+    /// Whether both keys hold the very same value (one key opened twice).
+    pub fn same_value(&self, other: &Key<'_>) -> bool {
+        let value = rm!(RedisModule_ModuleTypeGetValue(self.ptr));
+        !value.is_null() && value == rm!(RedisModule_ModuleTypeGetValue(other.ptr))
+    }
+
     /// The key's value as a raw pointer (tracked when opened for writing).
     fn lookup<T: ModuleValue>(&mut self) -> RawLookup<T> {
+        let found = self.value::<T>();
+        if let (RawLookup::Found(v), true) = (&found, self.write) {
+            // SAFETY: `value` returns the live value of the open key.
+            let before = unsafe { (**v).memory() };
+            self.tracked = Some(Tracked {
+                value: v.cast(),
+                stats: T::stats(),
+                before,
+                memory: memory_of::<T>,
+            });
+        }
+        found
+    }
+
+    /// The key's value as a raw pointer, if it is of type `T`.
+    fn value<T: ModuleValue>(&self) -> RawLookup<T> {
         let kind = rm!(RedisModule_KeyType(self.ptr));
         if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
             return RawLookup::Missing;
@@ -319,22 +354,13 @@ impl Key<'_> {
         {
             return RawLookup::WrongType;
         }
+        // A key of type T::handle() always holds a Box<T> set by `set` or
+        // by the type's rdb_load.
         let value = rm!(RedisModule_ModuleTypeGetValue(self.ptr)).cast::<T>();
-        // SAFETY: a key of type T::handle() always holds a Box<T> set by
-        // `set` or by the type's rdb_load.
-        match unsafe { value.as_mut() } {
-            Some(v) => {
-                if self.write {
-                    self.tracked = Some(Tracked {
-                        value: value.cast(),
-                        stats: T::stats(),
-                        before: v.memory(),
-                        memory: memory_of::<T>,
-                    });
-                }
-                RawLookup::Found(std::ptr::from_mut(v))
-            }
-            None => RawLookup::Missing,
+        if value.is_null() {
+            RawLookup::Missing
+        } else {
+            RawLookup::Found(value)
         }
     }
 

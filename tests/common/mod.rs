@@ -4,6 +4,7 @@
 pub mod bloom;
 pub mod client;
 pub mod cluster;
+pub mod cms;
 pub mod diff;
 pub mod dump;
 pub mod filters;

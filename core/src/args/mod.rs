@@ -6,6 +6,7 @@
 //! or the exact error reply of the specification. Parsers never allocate.
 
 pub mod bloom;
+pub mod cms;
 pub mod cuckoo;
 pub mod num;
 pub mod topk;

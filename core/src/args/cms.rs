@@ -1,0 +1,263 @@
+//! CMS.* argument parsing (docs/cms.md §5). The commands check the key
+//! between the argument count and the numbers, so these parse the numbers
+//! only; the handlers check the count first.
+
+use super::{parse_f64, parse_i64, ArgError};
+
+const INVALID_WIDTH: ArgError = ArgError::Reply("CMS: invalid width");
+const INVALID_DEPTH: ArgError = ArgError::Reply("CMS: invalid depth");
+const INVALID_ERROR: ArgError = ArgError::Reply("CMS: invalid overestimation value");
+const INVALID_PROB: ArgError = ArgError::Reply("CMS: invalid prob value");
+const CANNOT_PARSE: ArgError = ArgError::Reply("CMS: Cannot parse number");
+const NEGATIVE: ArgError = ArgError::Reply("CMS: Number cannot be negative");
+const INVALID_NUMKEYS: ArgError = ArgError::Reply("CMS: invalid numkeys");
+const NUMKEYS_NOT_POSITIVE: ArgError = ArgError::Reply("CMS: Number of keys must be positive");
+const WRONG_KEYS: ArgError = ArgError::Reply("CMS: wrong number of keys");
+const WRONG_KEYS_WEIGHTS: ArgError = ArgError::Reply("CMS: wrong number of keys/weights");
+const INVALID_WEIGHT: ArgError = ArgError::Reply("CMS: invalid weight value");
+
+/// CMS.INITBYDIM width and depth: integers ≥ 1, width checked first (§5.2).
+pub fn parse_dims(width: &[u8], depth: &[u8]) -> Result<(u64, u64), ArgError> {
+    Ok((
+        positive(width, INVALID_WIDTH)?,
+        positive(depth, INVALID_DEPTH)?,
+    ))
+}
+
+fn positive(arg: &[u8], err: ArgError) -> Result<u64, ArgError> {
+    parse_i64(arg)
+        .and_then(|v| u64::try_from(v).ok())
+        .filter(|&v| v >= 1)
+        .ok_or(err)
+}
+
+/// CMS.INITBYPROB error and probability: doubles strictly inside (0, 1),
+/// error checked first (§5.3).
+pub fn parse_error_prob(error: &[u8], prob: &[u8]) -> Result<(f64, f64), ArgError> {
+    Ok((
+        unit_open(error, INVALID_ERROR)?,
+        unit_open(prob, INVALID_PROB)?,
+    ))
+}
+
+fn unit_open(arg: &[u8], err: ArgError) -> Result<f64, ArgError> {
+    parse_f64(arg).filter(|&v| v > 0.0 && v < 1.0).ok_or(err)
+}
+
+/// CMS.INCRBY argument count: a key and at least one item/increment pair.
+pub fn incrby_arity(argc: usize) -> Result<(), ArgError> {
+    if argc >= 4 && argc.is_multiple_of(2) {
+        Ok(())
+    } else {
+        Err(ArgError::WrongArity)
+    }
+}
+
+/// One CMS.INCRBY increment: an integer ≥ 0 (§5.4).
+pub fn parse_increment(arg: &[u8]) -> Result<u64, ArgError> {
+    let v = parse_i64(arg).ok_or(CANNOT_PARSE)?;
+    u64::try_from(v).map_err(|_| NEGATIVE)
+}
+
+/// The shape of a CMS.MERGE call (§5.6 steps 3–5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Merge {
+    /// Sources are `argv[3 .. 3 + num_keys]`.
+    pub num_keys: usize,
+    /// Weight `i` is `argv[4 + num_keys + i]` when the WEIGHTS word follows
+    /// the sources.
+    pub weighted: bool,
+}
+
+impl Merge {
+    pub fn source_at(&self, i: usize) -> usize {
+        3 + i
+    }
+
+    pub fn weight_at(&self, i: usize) -> Option<usize> {
+        self.weighted.then_some(4 + self.num_keys + i)
+    }
+}
+
+/// numKeys (`argv[2]`), then the WEIGHTS word: the first argument after
+/// numKeys that is `WEIGHTS` (any case) must directly follow exactly
+/// numKeys sources and precede exactly numKeys weights; without it, all
+/// the rest are sources. A source named WEIGHTS thus cannot be merged.
+pub fn parse_merge<A: AsRef<[u8]>>(argv: &[A]) -> Result<Merge, ArgError> {
+    let num_keys = argv
+        .get(2)
+        .and_then(|a| parse_i64(a.as_ref()))
+        .ok_or(INVALID_NUMKEYS)?;
+    if num_keys <= 0 {
+        return Err(NUMKEYS_NOT_POSITIVE);
+    }
+    let rest = argv.get(3..).unwrap_or_default();
+    let marker = rest
+        .iter()
+        .position(|a| a.as_ref().eq_ignore_ascii_case(b"WEIGHTS"));
+    // Larger than any argument count: fails the comparisons below.
+    let n = usize::try_from(num_keys).unwrap_or(usize::MAX);
+    let weighted = match marker {
+        None if n == rest.len() => false,
+        None => return Err(WRONG_KEYS),
+        // p indexes `rest`, so 2p + 1 cannot overflow.
+        Some(p) if p == n && rest.len() == 2 * p + 1 => true,
+        Some(_) => return Err(WRONG_KEYS_WEIGHTS),
+    };
+    Ok(Merge {
+        num_keys: n,
+        weighted,
+    })
+}
+
+/// One CMS.MERGE weight: any i64 (the command docs say double; RedisBloom
+/// parses integers).
+pub fn parse_weight(arg: &[u8]) -> Result<i64, ArgError> {
+    parse_i64(arg).ok_or(INVALID_WEIGHT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    fn reply(s: &'static str) -> ArgError {
+        ArgError::Reply(s)
+    }
+
+    #[test]
+    fn dims() {
+        assert_eq!(parse_dims(b"2000", b"7"), Ok((2000, 7)));
+        assert_eq!(
+            parse_dims(b"9223372036854775807", b"1"),
+            Ok((i64::MAX as u64, 1))
+        );
+        for w in ["0", "-1", "x", "1.0", "+5", "01", "", "9223372036854775808"] {
+            assert_eq!(
+                parse_dims(w.as_bytes(), b"x"),
+                Err(reply("CMS: invalid width")),
+                "{w}"
+            );
+        }
+        assert_eq!(parse_dims(b"5", b"0"), Err(reply("CMS: invalid depth")));
+        assert_eq!(parse_dims(b"5", b"-0"), Err(reply("CMS: invalid depth")));
+    }
+
+    #[test]
+    fn error_and_probability() {
+        assert_eq!(parse_error_prob(b"0.001", b"0.01"), Ok((0.001, 0.01)));
+        assert_eq!(parse_error_prob(b"5e-324", b"1e-45"), Ok((5e-324, 1e-45)));
+        for e in ["0", "1", "-0.5", "inf", "nan", "x", " 0.1", "1e-400"] {
+            assert_eq!(
+                parse_error_prob(e.as_bytes(), b"x"),
+                Err(reply("CMS: invalid overestimation value")),
+                "{e}"
+            );
+        }
+        for p in ["0", "1", "1.5", "-inf", ""] {
+            assert_eq!(
+                parse_error_prob(b"0.5", p.as_bytes()),
+                Err(reply("CMS: invalid prob value")),
+                "{p}"
+            );
+        }
+    }
+
+    #[test]
+    fn increments() {
+        assert_eq!(incrby_arity(4), Ok(()));
+        assert_eq!(incrby_arity(6), Ok(()));
+        for n in [0, 1, 2, 3, 5, 7] {
+            assert_eq!(incrby_arity(n), Err(ArgError::WrongArity), "{n}");
+        }
+        assert_eq!(parse_increment(b"0"), Ok(0));
+        assert_eq!(parse_increment(b"9223372036854775807"), Ok(i64::MAX as u64));
+        assert_eq!(
+            parse_increment(b"-1"),
+            Err(reply("CMS: Number cannot be negative"))
+        );
+        for bad in ["q", "-0", "+1", "1.5", "9223372036854775808", ""] {
+            assert_eq!(
+                parse_increment(bad.as_bytes()),
+                Err(reply("CMS: Cannot parse number")),
+                "{bad}"
+            );
+        }
+    }
+
+    fn m(line: &str) -> Result<Merge, ArgError> {
+        parse_merge(&argv(line))
+    }
+
+    #[test]
+    fn merge_shapes() {
+        assert_eq!(
+            m("CMS.MERGE d 2 a b"),
+            Ok(Merge {
+                num_keys: 2,
+                weighted: false
+            })
+        );
+        let w = m("CMS.MERGE d 2 a b weightS 1 2").unwrap();
+        assert!(w.weighted);
+        assert_eq!(
+            (w.source_at(1), w.weight_at(0), w.weight_at(1)),
+            (4, Some(6), Some(7))
+        );
+        assert_eq!(m("CMS.MERGE d x a"), Err(reply("CMS: invalid numkeys")));
+        for n in ["0", "-1", "-9223372036854775808"] {
+            assert_eq!(
+                m(&format!("CMS.MERGE d {n} a")),
+                Err(reply("CMS: Number of keys must be positive"))
+            );
+        }
+        assert_eq!(
+            m("CMS.MERGE d 0 WEIGHTS"),
+            Err(reply("CMS: Number of keys must be positive"))
+        );
+        assert_eq!(
+            m("CMS.MERGE d 2 a"),
+            Err(reply("CMS: wrong number of keys"))
+        );
+        assert_eq!(
+            m("CMS.MERGE d 1 a b"),
+            Err(reply("CMS: wrong number of keys"))
+        );
+        assert_eq!(
+            m("CMS.MERGE d 9223372036854775807 a"),
+            Err(reply("CMS: wrong number of keys"))
+        );
+        for line in [
+            // §7.1 item 2: a missing weight is counted, never read.
+            "CMS.MERGE foo 1 bar WEIGHTS",
+            "CMS.MERGE d 1 WEIGHTS WEIGHTS 1",
+            "CMS.MERGE d 2 a WEIGHTS b 1 2",
+            "CMS.MERGE d 1 a WEIGHTS 1 2",
+            "CMS.MERGE d 9223372036854775807 a WEIGHTS 1",
+        ] {
+            assert_eq!(
+                m(line),
+                Err(reply("CMS: wrong number of keys/weights")),
+                "{line}"
+            );
+        }
+        // Weights are only counted here: their text is checked per source.
+        assert!(m("CMS.MERGE d 2 a b WEIGHTS x y").unwrap().weighted);
+    }
+
+    #[test]
+    fn weights() {
+        assert_eq!(parse_weight(b"-3"), Ok(-3));
+        assert_eq!(parse_weight(b"-9223372036854775808"), Ok(i64::MIN));
+        for bad in ["1.5", "x", "-0", "2e3"] {
+            assert_eq!(
+                parse_weight(bad.as_bytes()),
+                Err(reply("CMS: invalid weight value")),
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! COMMAND INFO / COMMAND DOCS of the CMS.* commands, as RedisBloom 8.x
+//! registers them (docs/cms.md §1.3). Every literal is RedisBloom's.
+
+use std::ffi::CStr;
+
+use crate::command_docs::*;
+
+const CMS_INCRBY: &[Arg] = &[
+    KEY,
+    block(c"items", &[string(c"item"), integer(c"increment")]).multiple(),
+];
+
+const CMS_INITBYDIM: &[Arg] = &[KEY, integer(c"width"), integer(c"depth")];
+
+const CMS_INITBYPROB: &[Arg] = &[KEY, double(c"error"), double(c"probability")];
+
+/// Sources are documented as keys of the destination's key spec: only the
+/// destination is a declared key.
+const CMS_MERGE: &[Arg] = &[
+    KEY,
+    integer(c"numKeys"),
+    arg(c"source", Kind::Key).multiple(),
+    block(
+        c"weights",
+        &[
+            pure_token(c"weights", c"WEIGHTS"),
+            double(c"weight").multiple(),
+        ],
+    )
+    .optional(),
+];
+
+const O_N_ITEMS: &CStr = c"O(n) where n is the number of items";
+
+#[rustfmt::skip]
+pub static DOCS: &[Doc] = &[
+    //   name              arity access since   tips        summary / complexity / arguments
+    doc(c"CMS.INCRBY",     -4, Rw, c"2.0.0", NO_TIPS,    c"Increases the count of one or more items by increment", O_N_ITEMS, CMS_INCRBY),
+    doc(c"CMS.INFO",       2,  Ro, c"2.0.0", DONT_CACHE, c"Returns information about a sketch", O_1, KEY_ONLY),
+    doc(c"CMS.INITBYDIM",  4,  Rw, c"2.0.0", NO_TIPS,    c"Initializes a Count-Min Sketch to dimensions specified by user", O_1, CMS_INITBYDIM),
+    doc(c"CMS.INITBYPROB", 4,  Rw, c"2.0.0", NO_TIPS,
+        c"Initializes a Count-Min Sketch to accommodate requested tolerances.", O_1, CMS_INITBYPROB),
+    doc(c"CMS.MERGE",      -4, Rw, c"2.0.0", NO_TIPS,    c"Merges several sketches into one sketch",
+        c"O(n) where n is the number of sketches", CMS_MERGE),
+    doc(c"CMS.QUERY",      -3, Ro, c"2.0.0", NO_TIPS,    c"Returns the count for one or more items in a sketch", O_N_ITEMS, KEY_ITEMS),
+];
