@@ -10,10 +10,10 @@ use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::slot_migration::{self, Interface as SlotMigration};
 use crate::ffi::{api, RStr};
-use crate::{bloom, cms, config, cuckoo};
+use crate::{bloom, cms, config, cuckoo, topk};
 
 /// Every family, in RedisBloom's registration order.
-pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY, &cms::FAMILY];
+pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY, &cms::FAMILY, &topk::FAMILY];
 
 /// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.

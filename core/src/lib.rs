@@ -12,3 +12,4 @@ pub mod cuckoo;
 pub mod hash;
 pub mod prefetch;
 pub mod rdb;
+pub mod topk;

@@ -17,6 +17,8 @@ use std::collections::HashMap;
 
 mod cms;
 pub use cms::{cms_args, cms_model, cms_rdb};
+mod topk;
+pub use topk::{topk_args, topk_model, topk_rdb};
 
 use rsbloom_core::args::bloom::{
     parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter, parse_scandump_iter,
@@ -45,7 +47,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, Target); 12] = [
+pub const TARGETS: [(&str, Target); 15] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -58,6 +60,9 @@ pub const TARGETS: [(&str, Target); 12] = [
     ("cms_rdb", cms_rdb),
     ("cms_args", cms_args),
     ("cms_model", cms_model),
+    ("topk_rdb", topk_rdb),
+    ("topk_args", topk_args),
+    ("topk_model", topk_model),
 ];
 
 // ---------------------------------------------------------------------------
@@ -1471,6 +1476,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("args", line.to_vec()));
     }
     out.extend(cms::seeds());
+    out.extend(topk::seeds());
     out
 }
 

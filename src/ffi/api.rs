@@ -77,6 +77,7 @@ required!(
     RedisModule_ReplyWithSimpleString,
     RedisModule_ReplyWithLongLong,
     RedisModule_ReplyWithBool,
+    RedisModule_ReplyWithDouble,
     RedisModule_ReplyWithNull,
     RedisModule_ReplyWithArray,
     RedisModule_ReplySetArrayLength,

@@ -111,6 +111,12 @@ impl Ctx {
         ));
     }
 
+    /// The server's double reply: RESP3 double, RESP2 bulk string in the
+    /// server's own formatting (which differs between versions).
+    pub fn reply_double(&self, v: f64) {
+        rm!(RedisModule_ReplyWithDouble(self.ptr, v));
+    }
+
     pub fn reply_array(&self, len: usize) {
         rm!(RedisModule_ReplyWithArray(self.ptr, len as c_long));
     }
