@@ -373,6 +373,7 @@ class Memory(Workload):
     """Identical filters must report identical sizes; value = 1 when equal."""
 
     name = "memory"
+    label = "BF/CF.INFO Size and MEMORY USAGE of 4 filters"
     kind = "check"
     unit = ""
 
@@ -412,6 +413,28 @@ class Memory(Workload):
         m["used_memory delta"] = used
         self.seen[s.name] = m
         return 1.0
+
+
+class TopkMemory(Memory):
+    """Three Top-K sketches, filled (items of one allocation class; decay 1
+    where the heap may not fill, so both hold as many items)."""
+
+    name = "memory: TOPK"
+    label = "TOPK MEMORY USAGE of 3 sketches"
+
+    def measure(self, s):
+        c = s.conn
+        before = self.used(c)
+        c.call("TOPK.RESERVE", "mem:tk1", "50", "2000", "7", "1")
+        c.call("TOPK.RESERVE", "mem:tk2", "1000", "100", "5", "1")
+        c.call("TOPK.RESERVE", "mem:tk3", "3")
+        for k in ("mem:tk1", "mem:tk2", "mem:tk3"):
+            c.pipeline([["TOPK.ADD", k] + items(b"m", i, 100) for i in range(100000, 120000, 100)])
+        after = self.used(c)
+        out = {k + " MEMORY USAGE": c.call("MEMORY", "USAGE", k) for k in ("mem:tk1", "mem:tk2", "mem:tk3")}
+        out["used_memory delta"] = after - before
+        c.call("DEL", "mem:tk1", "mem:tk2", "mem:tk3")
+        return out
 
 
 class Persist(Workload):
@@ -571,6 +594,16 @@ def workloads(quick):
         # (argument objects, replies), the floor under the batch rows.
         RB("BF.MEXISTS x100, missing key (floor)", ["BF.MEXISTS", "nokey"] + rand_items(BATCH, "q"), n(15_000), 4,
            rand=1_000_000_000, scale=BATCH),
+        # Top-K as RedisBloom's documentation sizes it (k, k·log k, log k).
+        RB("TOPK.ADD, k 50 2000x7", ["TOPK.ADD", "tk", "__rand_int__"], n(400_000), 64,
+           setup=[("TOPK.RESERVE", "tk", "50", "2000", "7", "0.925")]),
+        RB("TOPK.ADD x100, k 50 2000x7", ["TOPK.ADD", "tk100"] + rand_items(BATCH, "t"), n(15_000), 4,
+           scale=BATCH, setup=[("TOPK.RESERVE", "tk100", "50", "2000", "7", "0.925")]),
+        # URL-like items into a sketch beyond a core's cache (5.6 MB of buckets).
+        RB("TOPK.ADD x100, 48-byte items, k 100 100000x7",
+           ["TOPK.ADD", "tkurl"] + ["/static/img/catalog/product/__rand_int__/thumb.jpg"] * BATCH, n(15_000), 4,
+           scale=BATCH, setup=[("TOPK.RESERVE", "tkurl", "100", "100000", "7", "0.925")]),
+        RB("TOPK.LIST WITHCOUNT, k 50", ["TOPK.LIST", "tk", "WITHCOUNT"], n(300_000), 64),
         RB("TDIGEST.ADD, 1 value", ["TDIGEST.ADD", "tdadd", "__rand_int__"], n(400_000), 64,
            setup=[("TDIGEST.CREATE", "tdadd")]),
         RB("TDIGEST.ADD x100", ["TDIGEST.ADD", "tdadd100"] + ["__rand_int__"] * BATCH, n(20_000), 4,
@@ -585,6 +618,7 @@ def workloads(quick):
            setup=tdigest_sources(10, 10_000)),
         TDigestMemory(),
         Memory(),
+        TopkMemory(),
         Persist("save"),
         Persist("load"),
         Scandump(),
@@ -681,9 +715,9 @@ def main():
             ua = statistics.median(ma.pop("used_memory delta"))
             ub = statistics.median(mb.pop("used_memory delta"))
             same = ma == mb
-            rows.append(("memory: BF/CF.INFO Size and MEMORY USAGE of 4 filters",
+            rows.append(("memory: " + w.label,
                          "identical" if same else "DIFFERENT", "", "1.00×" if same else "≠"))
-            rows.append(("memory: used_memory delta of creating them (bytes, median)",
+            rows.append((w.name + ": used_memory delta of creating them (bytes, median)",
                          "{:,}".format(ua), "{:,}".format(ub), "%.4f×" % (ub / ua)))
             if not same:
                 for k in ma:

@@ -144,6 +144,8 @@ pub struct Doc {
     summary: &'static CStr,
     complexity: &'static CStr,
     args: &'static [Arg],
+    /// (version, change) entries of COMMAND DOCS `history`.
+    history: &'static [(&'static CStr, &'static CStr)],
 }
 
 /// One row of the table, in the column order of docs/module.md §2.1/§2.3.
@@ -168,6 +170,14 @@ pub const fn doc(
         summary,
         complexity,
         args,
+        history: &[],
+    }
+}
+
+impl Doc {
+    pub const fn history(mut self, history: &'static [(&'static CStr, &'static CStr)]) -> Doc {
+        self.history = history;
+        self
     }
 }
 
@@ -311,6 +321,24 @@ fn c_key_specs(access: Access, keynum: Option<KeynumSpec>) -> *mut RedisModuleCo
     Box::leak(specs.into_boxed_slice()).as_mut_ptr()
 }
 
+/// The terminated C history array, or null when there is none.
+fn c_history(history: &[(&'static CStr, &'static CStr)]) -> *mut RedisModuleCommandHistoryEntry {
+    if history.is_empty() {
+        return null_mut();
+    }
+    let entries = history
+        .iter()
+        .map(|(since, changes)| RedisModuleCommandHistoryEntry {
+            since: since.as_ptr(),
+            changes: changes.as_ptr(),
+        })
+        .chain(std::iter::once(RedisModuleCommandHistoryEntry {
+            since: null(),
+            changes: null(),
+        }));
+    Box::leak(entries.collect::<Box<[_]>>()).as_mut_ptr()
+}
+
 impl Doc {
     fn c_info(&self) -> &'static mut RedisModuleCommandInfo {
         Box::leak(Box::new(RedisModuleCommandInfo {
@@ -318,7 +346,7 @@ impl Doc {
             summary: self.summary.as_ptr(),
             complexity: self.complexity.as_ptr(),
             since: self.since.as_ptr(),
-            history: null_mut(),
+            history: c_history(self.history),
             tips: self.tips.map_or(null(), CStr::as_ptr),
             arity: self.arity,
             key_specs: c_key_specs(self.access, self.keynum),

@@ -17,6 +17,7 @@ mod family;
 mod info;
 mod module;
 mod tdigest;
+mod topk;
 
 #[cfg(not(test))]
 #[global_allocator]

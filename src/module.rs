@@ -10,13 +10,14 @@ use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::slot_migration::{self, Interface as SlotMigration};
 use crate::ffi::{api, RStr};
-use crate::{bloom, cms, config, cuckoo, tdigest};
+use crate::{bloom, cms, config, cuckoo, tdigest, topk};
 
 /// Every family, in RedisBloom's registration order.
 pub static FAMILIES: &[&Family] = &[
     &bloom::FAMILY,
     &cuckoo::FAMILY,
     &cms::FAMILY,
+    &topk::FAMILY,
     &tdigest::FAMILY,
 ];
 

@@ -368,6 +368,63 @@ fn cms_acl_category() {
     }
 }
 
+/// The Top-K commands (docs/topk.md §1.2): category `topk` plus exactly
+/// the read/write/fast words of RedisBloom 8.x (TOPK.COUNT in `@read`).
+#[test]
+fn topk_acl_category() {
+    const TOPK: [&str; 7] = [
+        "topk.add",
+        "topk.count",
+        "topk.incrby",
+        "topk.info",
+        "topk.list",
+        "topk.query",
+        "topk.reserve",
+    ];
+    let topk_in = |c: &mut Conn, cat: &str| -> Vec<String> {
+        names(&c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", cat]))
+            .into_iter()
+            .filter(|n| n.starts_with("topk."))
+            .collect()
+    };
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        if !c.cmd(&["ACL", "CAT"]).as_array().contains(&bulk("topk")) {
+            // Redis 7.0: no module ACL categories (the module logs it once).
+            assert!(c.cmd(&["ACL", "SETUSER", "x", "+@topk"]).is_error());
+            assert_eq!(topk_in(&mut c, "read"), Vec::<String>::new());
+            continue;
+        }
+        assert_eq!(topk_in(&mut c, "topk"), TOPK);
+        assert_eq!(
+            topk_in(&mut c, "read"),
+            ["topk.count", "topk.info", "topk.list", "topk.query"]
+        );
+        assert_eq!(
+            topk_in(&mut c, "write"),
+            ["topk.add", "topk.incrby", "topk.reserve"]
+        );
+        assert_eq!(topk_in(&mut c, "fast"), ["topk.info", "topk.reserve"]);
+        assert_eq!(
+            c.cmd(&["ACL", "SETUSER", "t", "on", ">pw", "~*", "+@topk"]),
+            ok()
+        );
+        assert_eq!(
+            c.cmd(&["ACL", "SETUSER", "r", "on", ">pw", "~*", "+@read"]),
+            ok()
+        );
+        let mut t = user_conn(&s, "t");
+        assert_eq!(t.cmd(&["TOPK.RESERVE", "k", "3"]), ok());
+        assert!(!t.cmd(&["TOPK.ADD", "k", "x"]).is_error());
+        assert!(is_noperm(&t.cmd(&["BF.ADD", "b", "x"])));
+        assert!(is_noperm(&t.cmd(&["SET", "x", "1"])));
+        let mut r = user_conn(&s, "r");
+        assert_eq!(r.cmd(&["TOPK.COUNT", "k", "x"]), arr(vec![int(1)]));
+        assert!(is_noperm(&r.cmd(&["TOPK.ADD", "k", "x"])));
+    }
+}
+
 const TD_READ: [&str; 10] = [
     "tdigest.byrank",
     "tdigest.byrevrank",

@@ -406,6 +406,79 @@ fn cms_copy_digest_info_and_keyspace_events() {
     }
 }
 
+/// Top-K: COPY (RedisBloom: `ERR not supported`), DEBUG DIGEST-VALUE, a
+/// keyspace event for every write, INFO `bf_topk_*`.
+#[test]
+fn topk_copy_digest_events_and_info() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let mut sub = s.conn();
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
+            ok()
+        );
+        sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        let writes: &[&[&str]] = &[
+            &["TOPK.RESERVE", "t", "5", "16", "3", "0.9"],
+            &["TOPK.ADD", "t", "x", "y", "x"],
+            &["TOPK.INCRBY", "t", "z", "20"],
+            // A rejected increment after an applied pair: that pair is
+            // replicated, so an event.
+            &["TOPK.INCRBY", "t", "w", "2", "v", "-1"],
+        ];
+        for w in writes {
+            c.cmd(w);
+            let msg = sub.read();
+            let parts = msg.as_array();
+            assert_eq!(parts[2], bulk("__keyspace@0__:t"), "{w:?}: {msg:?}");
+            assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+        }
+        // Reads and failed writes publish nothing: the next message is ours.
+        c.cmd(&["TOPK.QUERY", "t", "x"]);
+        c.cmd(&["TOPK.LIST", "t"]);
+        c.cmd(&["TOPK.ADD", "missing", "x"]);
+        c.cmd(&["TOPK.RESERVE", "t", "5"]);
+        c.cmd(&["TOPK.INCRBY", "t", "w", "-1", "v", "2"]);
+        c.cmd(&["SET", "marker", "1"]);
+        assert_eq!(sub.read().as_array()[3], bulk("set"));
+
+        let digest = c.cmd(&["DEBUG", "DIGEST-VALUE", "t"]);
+        assert_ne!(digest.as_array()[0], bulk("0".repeat(40)));
+        assert_eq!(c.cmd(&["COPY", "t", "t2"]), int(1));
+        assert_eq!(c.cmd(&["DUMP", "t2"]), c.cmd(&["DUMP", "t"]));
+        assert_eq!(c.cmd(&["DEBUG", "DIGEST-VALUE", "t2"]), digest);
+        // Independent copies.
+        c.cmd(&["TOPK.ADD", "t2", "only-in-copy"]);
+        assert_eq!(
+            c.cmd(&["TOPK.QUERY", "t", "only-in-copy"]).as_array()[0],
+            int(0)
+        );
+        assert_ne!(c.cmd(&["DEBUG", "DIGEST-VALUE", "t2"]), digest);
+        assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), ok());
+        assert_eq!(c.cmd(&["DEBUG", "DIGEST-VALUE", "t"]), digest);
+
+        let field = |c: &mut Conn, name: &str| info::field(c, "bf", name);
+        let usage = c.cmd(&["TOPK.INFO", "t"]);
+        assert_eq!(usage.as_array()[1], int(5));
+        let size = 2088 + 8 * 16 * 3 + 24 * 5;
+        // DEBUG RELOAD may free the old values lazily: wait for their frees.
+        let info = info::wait_for(&mut c, "bf", wait::STATE, |i| {
+            i.contains("bf_topk_keys:2\r")
+        });
+        assert!(
+            info.contains(&format!("bf_topk_memory:{}\r", 2 * size)),
+            "{info}"
+        );
+        assert_eq!(field(&mut c, "bf_cmd_topk_add"), "calls=3,failed=1");
+        assert_eq!(field(&mut c, "bf_cmd_topk_incrby"), "calls=3,failed=0");
+        c.cmd(&["FLUSHALL"]);
+        // Valkey flushes lazily by default: the frees land shortly after.
+        let info = info::wait_for(&mut c, "bf", wait::STATE, |i| i.contains("bf_topk_keys:0"));
+        assert!(info.contains("bf_topk_memory:0\r"), "{info}");
+    }
+}
+
 /// A digest holding unmerged nodes (so that its saved form differs from
 /// its live state).
 fn populate_tdigest(c: &mut Conn, key: &str) {

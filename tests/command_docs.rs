@@ -124,7 +124,32 @@ const ROWS: &[Row] = &[
                  weights:block{optional}(weights:pure-token[WEIGHTS] weight:double{multiple})" },
     Row { name: "cms.query", arity: -3, flags: "readonly", key: "RO", since: "2.0.0", tips: "",
           summary: "Returns the count for one or more items in a sketch", complexity: O_N_ITEMS, args: KEY_ITEMS },
+    Row { name: "topk.add", arity: -3, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          summary: "Adds an item to a Top-k sketch. Multiple items can be added at the same time.",
+          complexity: "O(n * k) where n is the number of items and k is the depth", args: KEY_ITEMS },
+    Row { name: "topk.count", arity: -3, flags: "readonly", key: "RO", since: "2.0.0", tips: "",
+          summary: "Return the count for one or more items are in a sketch",
+          complexity: "O(n) where n is the number of items", args: KEY_ITEMS },
+    Row { name: "topk.incrby", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          summary: "Increases the count of one or more items by increment",
+          complexity: "O(n * k * incr) where n is the number of items, k is the depth and incr is the increment",
+          args: "key:key item_increment:block{multiple}(item:string increment:integer)" },
+    Row { name: "topk.info", arity: 2, flags: "readonly", key: "RO", since: "2.0.0", tips: "",
+          summary: "Returns information about a sketch", complexity: "O(1)", args: "key:key" },
+    Row { name: "topk.list", arity: -2, flags: "readonly", key: "RO", since: "2.0.0", tips: "",
+          summary: "Return the full list of items in Top-K sketch.",
+          complexity: "O(k*log(k)) where k is the value of top-k",
+          args: "key:key withcount:pure-token[WITHCOUNT]{optional}" },
+    Row { name: "topk.query", arity: -3, flags: "readonly", key: "RO", since: "2.0.0", tips: "",
+          summary: "Checks whether one or more items are in a sketch",
+          complexity: "O(n) where n is the number of items", args: KEY_ITEMS },
+    Row { name: "topk.reserve", arity: -3, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          summary: "Initializes a Top-K sketch with specified parameters", complexity: "O(1)",
+          args: "key:key topk:integer params:block{optional}(width:integer depth:integer decay:double)" },
 ];
+
+/// Commands with a `history` in COMMAND DOCS (RedisBloom's only one).
+const WITH_HISTORY: &[&str] = &["topk.count"];
 
 // ---- rendering helpers ----
 
@@ -285,25 +310,19 @@ fn command_docs_literals_and_arguments_of_every_command() {
             let m = as_map(&d);
             let keys: Vec<String> = m.iter().map(|(k, _)| text(k)).collect();
             let ctx = format!("{flavor:?} {}: {d:?}", row.name);
-            // No doc_flags, history, deprecation or subcommands.
-            assert_eq!(
-                keys,
-                [
-                    "summary",
-                    "since",
-                    "group",
-                    "complexity",
-                    "module",
-                    "arguments"
-                ],
-                "{ctx}"
-            );
+            // No doc_flags, deprecation or subcommands; history only where listed.
+            let mut want = vec!["summary", "since", "group", "complexity", "module"];
+            if WITH_HISTORY.contains(&row.name) {
+                want.push("history");
+            }
+            want.push("arguments");
+            assert_eq!(keys, want, "{ctx}");
             assert_eq!(text(&m[0].1), row.summary, "{ctx}");
             assert_eq!(text(&m[1].1), row.since, "{ctx}");
             assert_eq!(text(&m[2].1), "module", "{ctx}");
             assert_eq!(text(&m[3].1), row.complexity, "{ctx}");
             assert_eq!(text(&m[4].1), "bf", "{ctx}");
-            assert_eq!(signature(&m[5].1), squash(row.args), "{ctx}");
+            assert_eq!(signature(&m[want.len() - 1].1), squash(row.args), "{ctx}");
         }
     }
 }
@@ -380,6 +399,24 @@ fn command_docs_in_full() {
              {name: weights, type: pure-token, token: WEIGHTS} \
              {name: weight, type: double, flags: [multiple]}]}]}",
         ),
+        (
+            "TOPK.COUNT",
+            "{summary: Return the count for one or more items are in a sketch, since: 2.0.0, group: module, \
+             complexity: O(n) where n is the number of items, module: bf, history: [[2.4.0 As of Bloom version 2.4, \
+             this command is regarded as deprecated. The count value is not a representative of the number of \
+             appearances of an item]], arguments: [\
+             {name: key, type: key, key_spec_index: 0} \
+             {name: item, type: string, flags: [multiple]}]}",
+        ),
+        (
+            "TOPK.RESERVE",
+            "{summary: Initializes a Top-K sketch with specified parameters, since: 2.0.0, group: module, \
+             complexity: O(1), module: bf, arguments: [\
+             {name: key, type: key, key_spec_index: 0} \
+             {name: topk, type: integer} \
+             {name: params, type: block, flags: [optional], arguments: [\
+             {name: width, type: integer} {name: depth, type: integer} {name: decay, type: double}]}]}",
+        ),
         // No command info at all: only what the server knows by itself.
         ("CF.COMPACT", "{group: module, module: bf}"),
     ];
@@ -431,6 +468,10 @@ fn getkeys_and_server_side_arity_check() {
             (&["CF.RESERVE", "k"][..], "cf.reserve"),
             (&["CF.INSERTNX", "k", "ITEMS"][..], "cf.insertnx"),
             (&["CF.LOADCHUNK", "k", "1"][..], "cf.loadchunk"),
+            (&["TOPK.ADD", "k"][..], "topk.add"),
+            (&["TOPK.INCRBY", "k", "a"][..], "topk.incrby"),
+            (&["TOPK.LIST"][..], "topk.list"),
+            (&["TOPK.INFO", "k", "x"][..], "topk.info"),
         ] {
             assert_eq!(c.cmd(args), err(&arity(name)), "{flavor:?} {args:?}");
         }

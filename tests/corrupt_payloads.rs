@@ -908,6 +908,190 @@ fn corrupt_cms_payloads_are_contained() {
 }
 
 // ---------------------------------------------------------------------------
+// Top-K (docs/topk.md §5.3)
+
+/// Genuine Top-K payloads: empty, decay 1 and < 1, the empty item, long
+/// binary items, a heap of 1 and of 200.
+fn topk_sources(c: &mut Conn) -> Vec<Source> {
+    let setups: Vec<Vec<Vec<Vec<u8>>>> = vec![
+        vec![args!["TOPK.RESERVE", "g", "1", "1", "1", "0.5"].to_vec()],
+        vec![
+            args!["TOPK.RESERVE", "g", "3", "8", "7", "1"].to_vec(),
+            args!["TOPK.ADD", "g", "", "a", "", "bin\0ary", "foo"].to_vec(),
+        ],
+        vec![
+            args!["TOPK.RESERVE", "g", "5", "4", "3", "0.9"].to_vec(),
+            args![
+                "TOPK.INCRBY",
+                "g",
+                "x",
+                "50",
+                "y",
+                "30",
+                "z",
+                "7",
+                "w",
+                "300"
+            ]
+            .to_vec(),
+        ],
+        vec![
+            args!["TOPK.RESERVE", "g", "200", "64", "2", "0.925"].to_vec(),
+            args!["TOPK.ADD", "g", vec![7u8; 300], "k1", "k2", "k3"].to_vec(),
+        ],
+    ];
+    let mut out = Vec::new();
+    for setup in setups {
+        for cmd in setup {
+            assert!(!c.cmd(&cmd).is_error(), "{cmd:?}");
+        }
+        let payload = c.cmd(&["DUMP", "g"]).as_bytes().to_vec();
+        assert_eq!(c.cmd(&["DEL", "g"]), int(1));
+        out.push(Source {
+            bloom: false,
+            payload,
+            header: Vec::new(),
+            chunks: Vec::new(),
+        });
+    }
+    out
+}
+
+/// The load checks of docs/topk.md §5.3 and the RedisBloom defects of §9
+/// (sizes truncated to 32 bits, unchecked lengths, unterminated items).
+fn topk_crafted(src: &Source) -> Vec<Vec<u8>> {
+    let (id, prims) = dump::parse(&src.payload);
+    let ver = dump::rdb_version(&src.payload);
+    let with = |i: usize, p: Prim| {
+        let mut v = prims.clone();
+        v[i] = p;
+        dump::payload(id, &v, ver)
+    };
+    let mut out = Vec::new();
+    for i in 0..3 {
+        for v in [0, (1 << 32) + 1, 1 << 32, u64::MAX] {
+            out.push(with(i, Prim::U(v)));
+        }
+    }
+    for (i, extra) in [(4, -1i64), (4, 1), (4, -8), (5, -1), (5, 24), (5, -24)] {
+        if let Prim::S(s) = &prims[i] {
+            let n = (s.len() as i64 + extra).max(0) as usize;
+            let mut t = s.clone();
+            t.resize(n, 0);
+            out.push(with(i, Prim::S(t)));
+        }
+    }
+    for item in [&b""[..], b"foo", b"f\0o\0", b"x", b"\0\0"] {
+        out.push(with(6, Prim::S(item.to_vec())));
+    }
+    // One item string missing or one too many.
+    out.push(dump::payload(id, &prims[..prims.len() - 1], ver));
+    let mut more = prims.clone();
+    more.push(Prim::S(b"extra\0".to_vec()));
+    out.push(dump::payload(id, &more, ver));
+    // Encoding version 1 (never existed).
+    out.push(dump::payload(id + 1, &prims, ver));
+    // Decay is not validated (RedisBloom loads any double).
+    for d in [0.0, -1.0, 2.0, f64::NAN, f64::INFINITY] {
+        out.push(with(3, Prim::D(d)));
+    }
+    out
+}
+
+/// A restored Top-K must answer every command and survive DUMP/RESTORE.
+fn check_topk(c: &mut Conn, key: &str) -> Result<(), String> {
+    let t = c.cmd(&["TYPE", key]);
+    if t != simple("TopK-TYPE") {
+        return Err(format!("TYPE {t:?}"));
+    }
+    let info = c.cmd(&["TOPK.INFO", key]);
+    if !matches!(&info, Reply::Array(a) if a.len() == 8) {
+        return Err(format!("TOPK.INFO {info:?}"));
+    }
+    for cmd in [
+        vec!["TOPK.ADD", key, "probe", "", "foo", "probe"],
+        vec!["TOPK.INCRBY", key, "probe", "1000", "bar", "0"],
+        vec!["TOPK.QUERY", key, "probe", "foo", ""],
+        vec!["TOPK.COUNT", key, "probe", "foo", ""],
+        vec!["TOPK.LIST", key, "WITHCOUNT"],
+    ] {
+        let r = c.cmd(&cmd);
+        if !matches!(&r, Reply::Array(a) if a.iter().all(|e| !e.is_error())) {
+            return Err(format!("{cmd:?}: {r:?}"));
+        }
+    }
+    let payload = c.cmd(&["DUMP", key]);
+    let r = c.cmd(&args![
+        "RESTORE",
+        "copy",
+        "0",
+        payload.as_bytes(),
+        "REPLACE"
+    ]);
+    if r != ok() || c.cmd(&["DUMP", "copy"]) != payload {
+        return Err(format!("DUMP/RESTORE round trip: {r:?}"));
+    }
+    c.cmd(&["DEL", "copy"]);
+    Ok(())
+}
+
+#[test]
+fn corrupt_topk_payloads_are_contained() {
+    for flavor in flavors() {
+        let s = Server::builder(flavor, Module::Rsbloom)
+            .arg("--rdbcompression")
+            .arg("no")
+            .start();
+        let mut c = s.conn();
+        let sources = topk_sources(&mut c);
+        assert_eq!(c.cmd(&["SET", "str", "bystander"]), ok());
+        assert_eq!(c.cmd(&["TOPK.RESERVE", "tk0", "3", "8", "7", "0.9"]), ok());
+        assert!(!c.cmd(&["TOPK.ADD", "tk0", "a", "b", "a"]).is_error());
+        let bystanders: Vec<(&str, Reply)> = ["str", "tk0"]
+            .iter()
+            .map(|k| (*k, c.cmd(&["DUMP", k])))
+            .collect();
+        let mut rng = SmallRng::seed_from_u64(0x70b0_c0de + flavor as u64);
+        let mut payloads: Vec<Vec<u8>> = Vec::new();
+        for src in &sources {
+            payloads.push(src.payload.clone());
+            payloads.extend(topk_crafted(src));
+            payloads.extend((0..120).map(|_| mutate_payload(&mut rng, src)));
+        }
+        let mut tally = BTreeMap::new();
+        for (n, payload) in payloads.iter().enumerate() {
+            c.cmd(&["DEL", "victim"]);
+            let outcome = match c.cmd(&args!["RESTORE", "victim", "0", payload]) {
+                Reply::Simple(s) if s == "OK" => {
+                    if let Err(e) = check_topk(&mut c, "victim") {
+                        panic!("{flavor:?} case {n}: {e}\npayload {payload:02x?}");
+                    }
+                    "restored".to_string()
+                }
+                Reply::Error(e) => {
+                    assert_eq!(
+                        c.cmd(&["EXISTS", "victim"]),
+                        int(0),
+                        "{flavor:?} case {n}: {e}"
+                    );
+                    format!("RESTORE: {e}")
+                }
+                other => panic!("{flavor:?} case {n}: RESTORE replied {other:?}"),
+            };
+            *tally.entry(outcome).or_insert(0usize) += 1;
+            alive(&mut c);
+        }
+        for (k, d) in &bystanders {
+            assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed");
+        }
+        eprintln!("{flavor:?}: {} Top-K cases: {tally:#?}", payloads.len());
+        let restored = tally.get("restored").copied().unwrap_or(0);
+        assert!(restored >= 40, "{tally:?}");
+        assert!(payloads.len() - restored >= 300, "{tally:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------
 // T-Digest (docs/tdigest.md §7.2): RedisBloom shipped fixes for crafted
 // RESTORE payloads of this type; every field is validated, every read is
 // checked, and node arrays are allocated fallibly.

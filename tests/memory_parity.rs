@@ -152,6 +152,110 @@ fn used_memory_parity(flavor: Flavor) {
     );
 }
 
+/// Top-K (docs/topk.md §3.8): the record, buckets, heap and every item
+/// copy take RedisBloom's allocations, also after expulsions, and for a
+/// value loaded from its RDB form (items held in the loaded buffers: a
+/// RESTORE of each server's own DUMP; a DEBUG RELOAD would measure the
+/// server's lazy free of the old dataset too).
+#[test]
+fn identical_topk_sketches_take_identical_used_memory() {
+    let adds = |n: usize, len: usize| -> Vec<Vec<Vec<u8>>> {
+        (0..n)
+            .map(|i| sargs(&["TOPK.ADD", "k", &format!("{i:0>len$}"), "", "bin\0ary"]))
+            .collect()
+    };
+    let topk_cases = vec![
+        case(
+            "TopK 1x1x1",
+            &["TOPK.RESERVE", "k", "1", "1", "1", "1"],
+            vec![],
+        ),
+        case("TopK defaults", &["TOPK.RESERVE", "k", "3"], vec![]),
+        case(
+            "TopK 50 2000x7",
+            &["TOPK.RESERVE", "k", "50", "2000", "7", "0.925"],
+            vec![],
+        ),
+        case(
+            "TopK 1000 100x3",
+            &["TOPK.RESERVE", "k", "1000", "100", "3", "1"],
+            vec![],
+        ),
+        case(
+            "TopK items of 1..40 bytes",
+            &["TOPK.RESERVE", "k", "100", "64", "4", "1"],
+            adds(40, 1),
+        ),
+        case(
+            "TopK long items",
+            &["TOPK.RESERVE", "k", "20", "64", "4", "1"],
+            adds(30, 100),
+        ),
+        case(
+            "TopK expulsions",
+            &["TOPK.RESERVE", "k", "5", "8", "3", "0.9"],
+            adds(300, 7),
+        ),
+    ];
+    let source = [
+        vec![sargs(&["TOPK.RESERVE", "k", "30", "64", "4", "1"])],
+        adds(25, 12),
+    ]
+    .concat();
+    for flavor in flavors() {
+        topk_parity(flavor, &topk_cases, &source);
+    }
+}
+
+fn topk_parity(flavor: Flavor, topk_cases: &[Case], source: &[Vec<Vec<u8>>]) {
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(flavor, m));
+    let mut conns = servers.each_ref().map(Server::conn);
+    // Each server restores its own DUMP of the same sketch.
+    let restored = conns.each_mut().map(|c| {
+        for cmd in source {
+            assert!(!c.cmd(cmd).is_error(), "{cmd:?}");
+        }
+        let payload = c.cmd(&["DUMP", "k"]);
+        assert_eq!(c.cmd(&["DEL", "k"]), int(1));
+        Case {
+            name: "TopK restored",
+            cmds: vec![args!["RESTORE", "k", "0", payload.as_bytes()].to_vec()],
+            may_use_less: false,
+        }
+    });
+    for (c, own) in conns.iter_mut().zip(&restored) {
+        for case in topk_cases.iter().chain([own]) {
+            growth(c, case);
+        }
+    }
+    let mut mismatches = Vec::new();
+    let cases = topk_cases
+        .iter()
+        .map(|c| [c, c])
+        .chain([restored.each_ref()]);
+    for pair in cases {
+        let case = pair[0];
+        let [rs, reference] = [0, 1].map(|i| growth(&mut conns[i], pair[i]));
+        assert!(rs > 0, "{}: no growth measured", case.name);
+        let usage = [0, 1].map(|i| {
+            let c = &mut conns[i];
+            for cmd in &pair[i].cmds {
+                c.cmd(cmd);
+            }
+            let u = c.cmd(&["MEMORY", "USAGE", "k"]);
+            c.cmd(&["DEL", "k"]);
+            u
+        });
+        if rs != reference || usage[0] != usage[1] {
+            mismatches.push(format!(
+                "{flavor:?} {}: used_memory rsbloom {rs}, RedisBloom {reference}; MEMORY USAGE {:?}",
+                case.name, usage
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "memory differs: {mismatches:#?}");
+}
+
 /// jemalloc's size class of an allocation of `n` bytes (4 classes per
 /// doubling above 128 bytes).
 fn size_class(n: i64) -> i64 {

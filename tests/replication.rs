@@ -244,6 +244,99 @@ fn redisbloom_replica_of_an_rsbloom_master() {
     cross(Module::Rsbloom, Module::Reference);
 }
 
+/// Top-K with decay < 1 (docs/topk.md §3.5): RedisBloom draws from the
+/// process-global rand(), so its replica decays differently from its
+/// master; rsbloom's draws come from each key's own generator, saved with
+/// the key, so the replica is byte-identical — through the command stream,
+/// after a full resync, and when the stream goes on after it.
+#[test]
+fn topk_replica_decays_exactly_like_its_master() {
+    let seed = common::stream::seed();
+    println!("Top-K replication seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
+    for flavor in flavors() {
+        let master = start(flavor, Module::Rsbloom, None);
+        let mut replica = start(flavor, Module::Rsbloom, Some(master.port));
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        wait_link_up(&mut rc);
+        let mut stream = common::topk::TopkStream::new(seed);
+        stream.run(&mut mc, 6000, true, false);
+        sync(&mut mc, &mut rc);
+        let state = common::topk::state(&mut mc, true);
+        assert!(state.iter().all(|(_, d, _)| matches!(d, Reply::Bulk(_))));
+        assert_eq!(
+            state,
+            common::topk::state(&mut rc, true),
+            "{flavor:?} stream"
+        );
+        // Rejected increments replicate only the pairs applied before them:
+        // the replica never answers its master with an error.
+        assert!(!replica.log().contains("CRITICAL"), "{}", replica.log());
+        // TOPK.COUNT is read-only in 8.x: a replica answers it.
+        assert!(matches!(
+            rc.cmd(&["TOPK.COUNT", "tk0", "i1"]),
+            Reply::Array(_)
+        ));
+        assert!(rc
+            .cmd(&["TOPK.ADD", "tk0", "i1"])
+            .error_text()
+            .starts_with("READONLY"));
+
+        let full = sync_full(&mut mc);
+        restart_empty(&mut replica);
+        let mut rc = replica.conn();
+        wait_link_up(&mut rc);
+        sync(&mut mc, &mut rc);
+        assert_eq!(sync_full(&mut mc), full + 1, "full resync");
+        assert_eq!(
+            common::topk::state(&mut mc, true),
+            common::topk::state(&mut rc, true),
+            "{flavor:?} full resync"
+        );
+        stream.run(&mut mc, 2000, false, false);
+        sync(&mut mc, &mut rc);
+        assert_eq!(
+            common::topk::state(&mut mc, true),
+            common::topk::state(&mut rc, true),
+            "{flavor:?} after resync"
+        );
+    }
+}
+
+/// The defect rsbloom fixes, shown on RedisBloom 2.8.2 (docs/topk.md
+/// §3.5): 300 TOPK.ADD of 5 items on a 5-k, 4 × 3, 0.9 sketch, as in the
+/// verification of the spec; the replica's counts differ.
+#[test]
+fn redisbloom_topk_replica_diverges_from_its_master() {
+    let flavor = flavors()[0];
+    let master = start(flavor, Module::Reference, None);
+    let replica = start(flavor, Module::Reference, Some(master.port));
+    let (mut mc, mut rc) = (master.conn(), replica.conn());
+    wait_link_up(&mut rc);
+    let mut cmds = vec![common::diff::sargs(&[
+        "TOPK.RESERVE",
+        "t",
+        "5",
+        "4",
+        "3",
+        "0.9",
+    ])];
+    for i in 0..300u64 {
+        let mut add = common::diff::sargs(&["TOPK.ADD", "t"]);
+        // Item n appears about 1/n of the time.
+        add.extend((0..5u64).map(|j| {
+            (1 + (i * 5 + j) % (1 + (i + j) % 29))
+                .to_string()
+                .into_bytes()
+        }));
+        cmds.push(add);
+    }
+    mc.pipeline(&cmds);
+    sync(&mut mc, &mut rc);
+    let mut count = common::diff::sargs(&["TOPK.COUNT", "t"]);
+    count.extend((1..30).map(|n: u32| n.to_string().into_bytes()));
+    let seen = |c: &mut Conn| (c.cmd(&["TOPK.LIST", "t", "WITHCOUNT"]), c.cmd(&count));
+    assert_ne!(seen(&mut mc), seen(&mut rc));
+}
 /// CF.COMPACT keeps RedisBloom's readonly flag, so servers run it while
 /// writes are paused (CLIENT PAUSE WRITE, failover, the hand-over of an
 /// atomic slot migration), when nothing may be replicated: it must neither

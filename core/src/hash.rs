@@ -34,10 +34,18 @@ pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
 
 /// MurmurHash2 (32-bit), docs/hashing.md §2. All arithmetic wraps modulo 2^32.
 pub fn murmur2(data: &[u8], seed: u32) -> u32 {
+    let [h] = murmur2_seeds(data, [seed]);
+    h
+}
+
+/// MurmurHash2 of `data` under each of `seeds` (Top-K hashes an item with
+/// one seed per row): the block words are mixed once for all seeds.
+#[inline(always)]
+pub fn murmur2_seeds<const N: usize>(data: &[u8], seeds: [u32; N]) -> [u32; N] {
     const M: u32 = 0x5bd1e995;
     const R: u32 = 24;
     // The C code takes the length as a 32-bit int; items never reach 2^32 bytes.
-    let mut h = seed ^ (data.len() as u32);
+    let mut h = seeds.map(|seed| seed ^ (data.len() as u32));
     let mut blocks = data.chunks_exact(4);
     for block in &mut blocks {
         let mut w = [0u8; 4];
@@ -45,20 +53,25 @@ pub fn murmur2(data: &[u8], seed: u32) -> u32 {
         let mut k = u32::from_le_bytes(w).wrapping_mul(M);
         k ^= k >> R;
         k = k.wrapping_mul(M);
-        h = h.wrapping_mul(M);
-        h ^= k;
+        for h in &mut h {
+            *h = h.wrapping_mul(M) ^ k;
+        }
     }
     let tail = blocks.remainder();
     if !tail.is_empty() {
-        h ^= tail
+        let t = tail
             .iter()
             .enumerate()
             .fold(0u32, |acc, (j, &b)| acc | (u32::from(b) << (8 * j)));
-        h = h.wrapping_mul(M);
+        for h in &mut h {
+            *h = (*h ^ t).wrapping_mul(M);
+        }
     }
-    h ^= h >> 13;
-    h = h.wrapping_mul(M);
-    h ^ (h >> 15)
+    h.map(|mut h| {
+        h ^= h >> 13;
+        h = h.wrapping_mul(M);
+        h ^ (h >> 15)
+    })
 }
 
 #[cfg(test)]
@@ -167,5 +180,65 @@ mod tests {
             assert_eq!(murmur2(input, 0x9747b28c), a, "a32 of {input:?}");
             assert_eq!(murmur2(input, a), b, "b32 of {input:?}");
         }
+    }
+
+    /// Top-K's row and fingerprint hashes (seeds 0..6 and 1919).
+    #[test]
+    fn murmur2_topk_vectors() {
+        let table: [(&[u8], [u32; 8]); 6] = [
+            (
+                b"",
+                [
+                    0x00000000, 0x5bd15e36, 0xb7a2bc6d, 0x13759a54, 0x6f4778db, 0xcb1819da,
+                    0x26eb34a8, 0x4a8566e0,
+                ],
+            ),
+            (
+                b"a",
+                [
+                    0x92685f5e, 0x2550b18c, 0x2cf62649, 0x86b7b9f4, 0xb9b6c23e, 0xf822f206,
+                    0x5c22f2fa, 0xf23cf517,
+                ],
+            ),
+            (
+                b"foo",
+                [
+                    0x8fea6375, 0x0bcc2e5a, 0x71b51c90, 0x03f30a09, 0x5fc1bbbb, 0x809592ac,
+                    0xd3fd4a99, 0x4064c400,
+                ],
+            ),
+            (
+                b"hello world",
+                [
+                    0x44a81419, 0x83ea5dee, 0xd94a2afb, 0xc1b1edd0, 0x0c154bc6, 0x03aef1a7,
+                    0x8596aa75, 0xfba01f39,
+                ],
+            ),
+            (
+                b"abcdefghijklmnopq",
+                [
+                    0x7ad1dc7b, 0x38aee8a3, 0x08660dd1, 0xe018abf6, 0x3e9beff1, 0xed0f3e0a,
+                    0xd4d7ac03, 0x48984d31,
+                ],
+            ),
+            (
+                b"item-42",
+                [
+                    0x02b2caf0, 0x4e41d8be, 0x5e6e5691, 0x50d0471f, 0xef408290, 0x71933753,
+                    0x02139076, 0x8b641d08,
+                ],
+            ),
+        ];
+        let seeds = [0, 1, 2, 3, 4, 5, 6, 1919];
+        for (input, want) in table {
+            assert_eq!(murmur2_seeds(input, seeds), want, "{input:?}");
+            for (seed, w) in seeds.into_iter().zip(want) {
+                assert_eq!(murmur2(input, seed), w, "{input:?} seed {seed}");
+            }
+        }
+        assert_eq!(
+            murmur2_seeds(b"bar", [0, 1, 1919]),
+            [0x27f6e557, 0xfc397da9, 0x2f60f28e]
+        );
     }
 }

@@ -13,3 +13,4 @@ pub mod hash;
 pub mod prefetch;
 pub mod rdb;
 pub mod tdigest;
+pub mod topk;

@@ -17,6 +17,8 @@ use std::collections::HashMap;
 
 mod cms;
 pub use cms::{cms_args, cms_model, cms_rdb};
+mod topk;
+pub use topk::{topk_args, topk_model, topk_rdb};
 mod tdigest;
 pub use tdigest::{tdigest_args, tdigest_model, tdigest_rdb};
 
@@ -47,7 +49,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, Target); 15] = [
+pub const TARGETS: [(&str, Target); 18] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -60,6 +62,9 @@ pub const TARGETS: [(&str, Target); 15] = [
     ("cms_rdb", cms_rdb),
     ("cms_args", cms_args),
     ("cms_model", cms_model),
+    ("topk_rdb", topk_rdb),
+    ("topk_args", topk_args),
+    ("topk_model", topk_model),
     ("tdigest_rdb", tdigest_rdb),
     ("tdigest_args", tdigest_args),
     ("tdigest_model", tdigest_model),
@@ -1476,6 +1481,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("args", line.to_vec()));
     }
     out.extend(cms::seeds());
+    out.extend(topk::seeds());
     out.extend(tdigest::seeds());
     out
 }

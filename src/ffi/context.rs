@@ -96,11 +96,6 @@ impl Ctx {
         rm!(RedisModule_ReplyWithLongLong(self.ptr, v));
     }
 
-    /// A double, formatted by the server (RESP3 `,`; RESP2 bulk text).
-    pub fn reply_double(&self, v: f64) {
-        rm!(RedisModule_ReplyWithDouble(self.ptr, v));
-    }
-
     /// An unsigned counter as RedisBloom sends it: cast to `long long`, so
     /// values above `i64::MAX` (e.g. a count decremented past 0) wrap.
     pub fn reply_u64(&self, v: u64) {
@@ -123,6 +118,12 @@ impl Ctx {
             data.as_ptr().cast(),
             data.len()
         ));
+    }
+
+    /// The server's double reply: RESP3 double, RESP2 bulk string in the
+    /// server's own formatting (which differs between versions).
+    pub fn reply_double(&self, v: f64) {
+        rm!(RedisModule_ReplyWithDouble(self.ptr, v));
     }
 
     pub fn reply_array(&self, len: usize) {

@@ -48,6 +48,9 @@ pub trait DataType: Sized + 'static {
     fn try_clone(&self) -> Option<Self>;
     /// The large storage blocks, which active defragmentation may move.
     fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block));
+    /// Blocks holding pointers to other blocks: moved by active
+    /// defragmentation like the others, but never discarded before the drop.
+    fn for_each_linked_block_mut(&mut self, _f: &mut dyn FnMut(&mut dyn Block)) {}
 }
 
 /// Per-type server state: the registered type and its statistics.
@@ -210,7 +213,8 @@ unsafe extern "C" fn defrag<T: DataType>(
     }
     if let Some(v) = slot.cast::<T>().as_mut() {
         guarded("defrag", (), || {
-            v.for_each_block_mut(&mut |block| defrag_block(ctx, block))
+            v.for_each_block_mut(&mut |block| defrag_block(ctx, block));
+            v.for_each_linked_block_mut(&mut |block| defrag_block(ctx, block));
         });
     }
     0
@@ -298,6 +302,7 @@ mod tests {
     fn moves_everything<T: DataType>(mut value: T, mut write: impl FnMut(&mut T)) {
         let mut blocks = 0;
         value.for_each_block_mut(&mut |_| blocks += 1);
+        value.for_each_linked_block_mut(&mut |_| blocks += 1);
         assert!(blocks >= 1);
         let before = saved(&value);
         // SAFETY: test-only; no server is running in this process.
@@ -338,6 +343,13 @@ mod tests {
         cms.increment(b"item", 3);
         moves_everything(cms, |c| {
             c.increment(b"after defrag", 1);
+        });
+        let mut topk = rsbloom_core::topk::TopK::new(20, 64, 4, 0.9).unwrap();
+        for i in 0..200 {
+            topk.add(format!("item{}", i % 37).as_bytes(), 1).unwrap();
+        }
+        moves_everything(topk, |t| {
+            t.add(b"after defrag", 500).unwrap();
         });
         let mut td = rsbloom_core::tdigest::TDigest::new(50.0).unwrap();
         for i in 0..500 {

@@ -16,6 +16,8 @@ pub const BF_MODULE_ID: u64 = 0x3016e5a289bef804;
 pub const CF_MODULE_ID: u64 = 0x3016e5a289821404;
 /// RDB module id of `CMSk-TYPE` with encoding version 0.
 pub const CMS_MODULE_ID: u64 = 0x08c4a4f9360f1000;
+/// RDB module id of `TopK-TYPE` with encoding version 0.
+pub const TOPK_MODULE_ID: u64 = 0x4e8a4af9360f1000;
 
 const RDB_TYPE_MODULE_2: u8 = 7;
 const OPCODE_EOF: u8 = 0;

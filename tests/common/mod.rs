@@ -13,6 +13,7 @@ pub mod resp;
 pub mod server;
 pub mod stream;
 pub mod tdigest;
+pub mod topk;
 pub mod wait;
 
 pub use filters::Fam;

@@ -10,6 +10,7 @@ pub mod cms;
 pub mod cuckoo;
 pub mod num;
 pub mod tdigest;
+pub mod topk;
 
 pub use num::{parse_f64, parse_i64};
 

@@ -1,0 +1,211 @@
+//! TOPK.* command handlers (docs/topk.md §4): arity, key lookup, a call into
+//! the core, the reply, and replication as §1.2 prescribes. Parsing and the
+//! algorithm live in `rsbloom-core`.
+
+use rsbloom_core::args::topk::{
+    check_incrby_arity, check_reserve_arity, parse_increment, parse_topk_list, parse_topk_reserve,
+    INCREMENT_ERROR,
+};
+use rsbloom_core::prefetch::pipelined;
+use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK};
+
+use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+
+type CmdResult = Result<(), ReplyError>;
+
+const KEY_EXISTS: &str = "TopK: key already exists";
+const NO_KEY: &str = "TopK: key does not exist";
+const NO_MEMORY: &str = "ERR Insufficient memory to create topk data structure";
+/// A heap item or a LIST could not be allocated (RedisBloom would abort).
+const OUT_OF_MEMORY: &str = "ERR Insufficient memory";
+
+fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
+    args.get(i).ok_or(ReplyError::WrongArity)
+}
+
+fn min_arity(args: &[RStr], n: usize) -> CmdResult {
+    if args.len() >= n {
+        Ok(())
+    } else {
+        Err(ReplyError::WrongArity)
+    }
+}
+
+/// The Top-K at an open key: `TopK: key does not exist` / WRONGTYPE.
+fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut TopK, ReplyError> {
+    match key.get::<TopK>() {
+        Lookup::Found(t) => Ok(t),
+        Lookup::WrongType => Err(ReplyError::WrongType),
+        Lookup::Missing => Err(ReplyError::Text(NO_KEY)),
+    }
+}
+
+/// An item as replies show it: bulk string up to its first NUL, or null.
+fn reply_item(ctx: &Ctx, item: Option<&[u8]>) {
+    match item {
+        Some(bytes) => ctx.reply_bulk(bytes),
+        None => ctx.reply_null(),
+    }
+}
+
+/// One add's reply element: the expelled item or null.
+fn reply_added(ctx: &Ctx, t: &mut TopK, item: &[u8], hash: &ItemHash, inc: u32) {
+    match t.add_hashed(item, hash, inc) {
+        Ok(expelled) => reply_item(ctx, expelled.as_deref().map(cstr)),
+        Err(_) => ctx.reply_error(OUT_OF_MEMORY),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// TOPK.RESERVE (§4.1)
+
+pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    check_reserve_arity(args.len())?;
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    // Any existing key, whatever its type, is refused before parsing.
+    if !matches!(key.get::<TopK>(), Lookup::Missing) {
+        return Err(ReplyError::Text(KEY_EXISTS));
+    }
+    let p = parse_topk_reserve(args)?;
+    let t = TopK::new(p.k, p.width, p.depth, p.decay).map_err(|_| ReplyError::Text(NO_MEMORY))?;
+    key.set(Box::new(t));
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// TOPK.ADD / TOPK.INCRBY (§4.2, §4.3): replicated whenever the key holds a
+// Top-K, also after a rejected increment.
+
+pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    min_arity(args, 3)?;
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    let t = existing(&mut key)?;
+    let items = args.get(2..).unwrap_or_default();
+    ctx.reply_array(items.len());
+    if !t.buckets_exceed_cache() {
+        for item in items {
+            let item = item.as_ref();
+            reply_added(ctx, t, item, &hash_item(item), 1);
+        }
+    } else {
+        // Hashed and prefetched by blocks ahead of their adds, so the
+        // buckets' cache misses overlap.
+        let mut adding = items.iter();
+        pipelined(
+            t,
+            items,
+            |_, item| hash_item(item.as_ref()),
+            |t, h| t.prefetch(&h),
+            // Called once per item, in order.
+            |t, h| {
+                adding.next().is_some_and(|item| {
+                    reply_added(ctx, t, item.as_ref(), &h, 1);
+                    true
+                })
+            },
+        );
+    }
+    ctx.propagate();
+    Ok(())
+}
+
+/// Pairs after a rejected increment are not applied, and their elements
+/// repeat the error: RedisBloom leaves them out and so breaks the protocol
+/// (docs/topk.md §4.3). Only the applied pairs are replicated: a replica,
+/// the AOF or an atomic slot migration target re-running the rejected
+/// increment would answer an error to its source (RedisBloom replicates the
+/// command verbatim); the state is the same either way.
+pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    check_incrby_arity(args.len())?;
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    let t = existing(&mut key)?;
+    let pairs = args.get(2..).unwrap_or_default().chunks_exact(2);
+    ctx.reply_array(pairs.len());
+    // The first rejected pair: as many were applied.
+    let mut rejected_at = None;
+    for (n, pair) in pairs.enumerate() {
+        let [item, increment] = pair else { continue };
+        match parse_increment(increment.as_ref())
+            .ok()
+            .filter(|_| rejected_at.is_none())
+        {
+            Some(inc) => {
+                let item = item.as_ref();
+                reply_added(ctx, t, item, &hash_item(item), inc)
+            }
+            None => {
+                rejected_at.get_or_insert(n);
+                ctx.reply_error(INCREMENT_ERROR);
+            }
+        }
+    }
+    match rejected_at {
+        None => ctx.propagate(),
+        Some(0) => {}
+        Some(n) => {
+            let head = args.get(..2 + 2 * n).unwrap_or_default();
+            ctx.propagate_as(&head.iter().collect::<Vec<_>>());
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// TOPK.QUERY / TOPK.COUNT (§4.4)
+
+pub fn query(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    per_item(ctx, args, |t, item| ctx.reply_bool(t.query(item)))
+}
+
+pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    per_item(ctx, args, |t, item| ctx.reply_int(i64::from(t.count(item))))
+}
+
+/// A reply element per item of a key read (`key item [item ...]`).
+fn per_item(ctx: &Ctx, args: &[RStr], reply: impl Fn(&TopK, &[u8])) -> CmdResult {
+    min_arity(args, 3)?;
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let t = existing(&mut key)?;
+    let items = args.get(2..).unwrap_or_default();
+    ctx.reply_array(items.len());
+    for item in items {
+        reply(t, item.as_ref());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// TOPK.LIST / TOPK.INFO (§4.5, §4.6)
+
+pub fn list(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let with_count = parse_topk_list(args)?;
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let t = existing(&mut key)?;
+    let listed = t.list().map_err(|_| ReplyError::Text(OUT_OF_MEMORY))?;
+    ctx.reply_array(listed.len() * if with_count { 2 } else { 1 });
+    for e in listed.iter() {
+        reply_item(ctx, e.item_cstr());
+        if with_count {
+            ctx.reply_int(i64::from(e.count()));
+        }
+    }
+    Ok(())
+}
+
+pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    if args.len() != 2 {
+        return Err(ReplyError::WrongArity);
+    }
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    let t = existing(&mut key)?;
+    ctx.reply_map(4);
+    for (name, value) in [("k", t.k()), ("width", t.width()), ("depth", t.depth())] {
+        ctx.reply_simple(name);
+        ctx.reply_int(i64::from(value));
+    }
+    ctx.reply_simple("decay");
+    ctx.reply_double(t.decay());
+    Ok(())
+}
