@@ -492,6 +492,54 @@ class Scandump(Workload):
         return dt
 
 
+def tdigest_fill(key, count, compression=100):
+    """A digest of `count` deterministic observations, compressed by a read
+    (so that timed reads find it compressed, in both modules)."""
+
+    def f(s):
+        s.conn.call("TDIGEST.CREATE", key, "COMPRESSION", compression)
+        cmds = (["TDIGEST.ADD", key] + [b"%d.%03d" % ((i * 7919) % 100003, i % 1000)
+                                        for i in range(start, min(start + 1000, count))]
+                for start in range(0, count, 1000))
+        s.conn.pipeline(cmds, window=8)
+        s.conn.call("TDIGEST.QUANTILE", key, "0.5")
+
+    return f
+
+
+def tdigest_sources(n, count):
+    return [tdigest_fill(b"tds%d" % i, count) for i in range(n)]
+
+
+class TDigestMemory(Workload):
+    """Memory of identical digests: MEMORY USAGE (RedisBloom 2.8.2 counts 72
+    bytes less, its own accounting bug) and resident memory per digest
+    (2.8.2 allocates digests outside the server's allocator, so used_memory
+    cannot be compared)."""
+
+    name = "memory: T-Digest"
+    kind = "check"
+    unit = ""
+    DIGESTS = 2000
+
+    def __init__(self):
+        self.seen = {}
+
+    def run(self, s):
+        c = s.conn
+        rss = lambda: int(next(l.split(":")[1] for l in c.call("INFO", "memory").decode().splitlines()
+                               if l.startswith("used_memory_rss:")))
+        before = rss()
+        c.pipeline((["TDIGEST.CREATE", b"tdm%d" % i] for i in range(self.DIGESTS)), window=64)
+        c.pipeline((["TDIGEST.ADD", b"tdm%d" % i] + [str(j * i % 997) for j in range(100)]
+                    for i in range(self.DIGESTS)), window=64)
+        per = (rss() - before) / self.DIGESTS
+        usage = c.call("MEMORY", "USAGE", "tdm0")
+        c.pipeline((["DEL", b"tdm%d" % i] for i in range(self.DIGESTS)), window=64)
+        self.seen.setdefault(s.name, {"rss": [], "usage": usage})["rss"].append(per)
+        return 1.0
+
+
 def workloads(quick):
     f = 0.2 if quick else 1.0
 
@@ -556,6 +604,19 @@ def workloads(quick):
            ["TOPK.ADD", "tkurl"] + ["/static/img/catalog/product/__rand_int__/thumb.jpg"] * BATCH, n(15_000), 4,
            scale=BATCH, setup=[("TOPK.RESERVE", "tkurl", "100", "100000", "7", "0.925")]),
         RB("TOPK.LIST WITHCOUNT, k 50", ["TOPK.LIST", "tk", "WITHCOUNT"], n(300_000), 64),
+        RB("TDIGEST.ADD, 1 value", ["TDIGEST.ADD", "tdadd", "__rand_int__"], n(400_000), 64,
+           setup=[("TDIGEST.CREATE", "tdadd")]),
+        RB("TDIGEST.ADD x100", ["TDIGEST.ADD", "tdadd100"] + ["__rand_int__"] * BATCH, n(20_000), 4,
+           scale=BATCH, setup=[("TDIGEST.CREATE", "tdadd100")]),
+        RB("TDIGEST.QUANTILE x10, 1M observations",
+           ["TDIGEST.QUANTILE", "td1m"] + ["0.%d5" % i for i in range(10)], n(200_000), 64,
+           setup=[tdigest_fill(b"td1m", 1_000_000)]),
+        RB("TDIGEST.CDF x10, 1M observations", ["TDIGEST.CDF", "td1m"] + ["__rand_int__"] * 10,
+           n(200_000), 64, rand=100_000),
+        RB("TDIGEST.MERGE of 10 digests", ["TDIGEST.MERGE", "tdmerged", "10"]
+           + ["tds%d" % i for i in range(10)] + ["OVERRIDE"], n(20_000), 4,
+           setup=tdigest_sources(10, 10_000)),
+        TDigestMemory(),
         Memory(),
         TopkMemory(),
         Persist("save"),
@@ -640,6 +701,15 @@ def main():
     rows = []
     for w in ws:
         a, b = results[w.name][rs], results[w.name][ref]
+        if isinstance(w, TDigestMemory):
+            a, b = w.seen[rs], w.seen[ref]
+            rows.append(("memory: MEMORY USAGE of a digest, compression 100 (bytes)",
+                         "{:,}".format(a["usage"]), "{:,}".format(b["usage"]),
+                         "+%d B" % (a["usage"] - b["usage"])))
+            ra, rb = statistics.median(a["rss"]), statistics.median(b["rss"])
+            rows.append(("memory: resident bytes per digest, 2000 digests of 100 values (median)",
+                         "{:,.0f}".format(ra), "{:,.0f}".format(rb), "%.2f×" % (rb / ra)))
+            continue
         if w.kind == "check":
             ma, mb = dict(w.seen[rs]), dict(w.seen[ref])
             ua = statistics.median(ma.pop("used_memory delta"))

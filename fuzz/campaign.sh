@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Long fuzz campaign: each target until 10M executions or 1 hour, whichever
-# first, PARALLEL targets at a time (default 2), niced. Logs in
+# Long fuzz campaign: each target until RUNS executions (default 10M; -1 for
+# no limit) or SECONDS_EACH (default 1 hour), whichever first, PARALLEL
+# targets at a time (default 2), niced. Logs in
 # fuzz/work/logs/<target>.log, a summary line per target (executions, wall
 # and CPU seconds: the CPU share is lower when targets outnumber cores) in
 # fuzz/work/campaign.txt.
@@ -13,7 +14,7 @@ run() {
   mkdir -p work/corpus/$t artifacts/$t
   start=$(date +%s)
   nice -n 10 /usr/bin/time -f '%U %S' -o work/logs/$t.cpu cargo fuzz run -O "$t" work/corpus/$t corpus/$t -- \
-    -runs=10000000 -max_total_time=3600 -artifact_prefix=artifacts/$t/ \
+    -runs=${RUNS:-10000000} -max_total_time=${SECONDS_EACH:-3600} -artifact_prefix=artifacts/$t/ \
     -print_final_stats=1 2>&1 | grep -av 'AddressSanitizer failed to allocate' > work/logs/$t.log
   rc=${PIPESTATUS[0]}
   end=$(date +%s)
@@ -23,7 +24,7 @@ run() {
   echo "$t rc=$rc execs=${execs:-?} seconds=$((end - start)) cpu_seconds=${cpu:-?}" >> work/campaign.txt
 }
 queue=("$@")
-[ ${#queue[@]} -eq 0 ] && queue=(bloom_header bloom_rdb cuckoo_header cuckoo_rdb args bloom_chunks cuckoo_chunks bloom_model cuckoo_model cms_rdb cms_args cms_model topk_rdb topk_args topk_model)
+[ ${#queue[@]} -eq 0 ] && queue=(bloom_header bloom_rdb cuckoo_header cuckoo_rdb args bloom_chunks cuckoo_chunks bloom_model cuckoo_model cms_rdb cms_args cms_model topk_rdb topk_args topk_model tdigest_rdb tdigest_args tdigest_model)
 parallel=${PARALLEL:-2}
 for ((i = 0; i < ${#queue[@]}; i += parallel)); do
   for t in "${queue[@]:i:parallel}"; do run "$t" & done

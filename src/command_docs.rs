@@ -20,7 +20,8 @@ use redis_module::raw::{
     RedisModuleCommandKeySpec__bindgen_ty_1 as BeginSearch,
     RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 as BeginSearchIndex,
     RedisModuleCommandKeySpec__bindgen_ty_2 as FindKeys,
-    RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 as FindKeysRange, RedisModuleCtx,
+    RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 as FindKeysRange,
+    RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 as FindKeysKeynum, RedisModuleCtx,
 };
 
 use crate::ffi::context::log;
@@ -29,7 +30,8 @@ use crate::module::FAMILIES;
 // ---------------------------------------------------------------------------
 // Rust-side description
 
-/// Key-spec access flag; every command has exactly one key spec (docs/module.md §2.3).
+/// Key-spec access flag. Every command has the key spec of its first key
+/// (docs/module.md §2.3); a command with more keys adds a [`KeynumSpec`].
 #[derive(Clone, Copy)]
 pub enum Access {
     Ro,
@@ -55,6 +57,8 @@ pub struct Arg {
     kind: Kind,
     token: Option<&'static CStr>,
     flags: u32,
+    /// For keys: the key spec they belong to.
+    key_spec: c_int,
 }
 
 pub const fn arg(name: &'static CStr, kind: Kind) -> Arg {
@@ -63,11 +67,19 @@ pub const fn arg(name: &'static CStr, kind: Kind) -> Arg {
         kind,
         token: None,
         flags: raw::REDISMODULE_CMD_ARG_NONE,
+        key_spec: 0,
     }
 }
 
 /// The key argument; it refers to key spec 0.
 pub const KEY: Arg = arg(c"key", Kind::Key);
+
+/// A key argument of key spec `spec`.
+pub const fn key(name: &'static CStr, spec: c_int) -> Arg {
+    let mut a = arg(name, Kind::Key);
+    a.key_spec = spec;
+    a
+}
 
 pub const fn string(name: &'static CStr) -> Arg {
     arg(name, Kind::String)
@@ -110,11 +122,23 @@ impl Arg {
     }
 }
 
+/// A second key spec: keys counted by an argument, `numkeys key...`
+/// (begin-search index, then find-keys keynum).
+#[derive(Clone, Copy)]
+pub struct KeynumSpec {
+    pub access: Access,
+    pub index: c_int,
+    pub keynumidx: c_int,
+    pub firstkey: c_int,
+    pub keystep: c_int,
+}
+
 /// Metadata of one command.
 pub struct Doc {
     name: &'static CStr,
     arity: c_int,
     access: Access,
+    keynum: Option<KeynumSpec>,
     since: &'static CStr,
     tips: Option<&'static CStr>,
     summary: &'static CStr,
@@ -140,6 +164,7 @@ pub const fn doc(
         name,
         arity,
         access,
+        keynum: None,
         since,
         tips,
         summary,
@@ -152,6 +177,14 @@ pub const fn doc(
 impl Doc {
     pub const fn history(mut self, history: &'static [(&'static CStr, &'static CStr)]) -> Doc {
         self.history = history;
+        self
+    }
+}
+
+impl Doc {
+    /// Adds the key spec of the keys after the first.
+    pub const fn with_keynum(mut self, spec: KeynumSpec) -> Doc {
+        self.keynum = Some(spec);
         self
     }
 }
@@ -219,7 +252,11 @@ fn c_args(args: &[Arg]) -> *mut RedisModuleCommandArg {
         out.push(RedisModuleCommandArg {
             name: a.name.as_ptr(),
             type_: a.kind.c_type(),
-            key_spec_index: if matches!(a.kind, Kind::Key) { 0 } else { -1 },
+            key_spec_index: if matches!(a.kind, Kind::Key) {
+                a.key_spec
+            } else {
+                -1
+            },
             token: a.token.map_or(null(), CStr::as_ptr),
             flags: a.flags as c_int,
             subargs,
@@ -230,16 +267,20 @@ fn c_args(args: &[Arg]) -> *mut RedisModuleCommandArg {
     Box::leak(out.into_boxed_slice()).as_mut_ptr()
 }
 
-/// The single key spec — begin-search index 1, find-keys range (lastkey 0,
-/// keystep 1, limit 0) — and the terminator (`begin_search_type` INVALID).
-fn c_key_specs(access: Access) -> *mut RedisModuleCommandKeySpec {
-    let flags = match access {
+fn key_flags(access: Access) -> u64 {
+    u64::from(match access {
         Ro => raw::REDISMODULE_CMD_KEY_RO,
         Rw => raw::REDISMODULE_CMD_KEY_RW,
-    };
-    let spec = RedisModuleCommandKeySpec {
+    })
+}
+
+/// The first key's spec — begin-search index 1, find-keys range (lastkey 0,
+/// keystep 1, limit 0) — then the keynum spec if any, and the terminator
+/// (`begin_search_type` INVALID).
+fn c_key_specs(access: Access, keynum: Option<KeynumSpec>) -> *mut RedisModuleCommandKeySpec {
+    let first = RedisModuleCommandKeySpec {
         notes: null(),
-        flags: u64::from(flags),
+        flags: key_flags(access),
         begin_search_type: raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
         bs: BeginSearch {
             index: BeginSearchIndex { pos: 1 },
@@ -253,13 +294,31 @@ fn c_key_specs(access: Access) -> *mut RedisModuleCommandKeySpec {
             },
         },
     };
-    let end = RedisModuleCommandKeySpec {
+    let mut specs = vec![first];
+    if let Some(k) = keynum {
+        specs.push(RedisModuleCommandKeySpec {
+            flags: key_flags(k.access),
+            bs: BeginSearch {
+                index: BeginSearchIndex { pos: k.index },
+            },
+            find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM,
+            fk: FindKeys {
+                keynum: FindKeysKeynum {
+                    keynumidx: k.keynumidx,
+                    firstkey: k.firstkey,
+                    keystep: k.keystep,
+                },
+            },
+            ..first
+        });
+    }
+    specs.push(RedisModuleCommandKeySpec {
         flags: 0,
         begin_search_type: raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INVALID,
         find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_OMITTED,
-        ..spec
-    };
-    Box::leak(Box::new([spec, end])).as_mut_ptr()
+        ..first
+    });
+    Box::leak(specs.into_boxed_slice()).as_mut_ptr()
 }
 
 /// The terminated C history array, or null when there is none.
@@ -290,7 +349,7 @@ impl Doc {
             history: c_history(self.history),
             tips: self.tips.map_or(null(), CStr::as_ptr),
             arity: self.arity,
-            key_specs: c_key_specs(self.access),
+            key_specs: c_key_specs(self.access, self.keynum),
             args: c_args(self.args),
         }))
     }
@@ -381,8 +440,9 @@ mod tests {
                 while !(*info.args.add(n)).name.is_null() {
                     n += 1;
                 }
+                let end = 1 + usize::from(d.keynum.is_some());
                 assert_eq!(
-                    (*info.key_specs.add(1)).begin_search_type,
+                    (*info.key_specs.add(end)).begin_search_type,
                     raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INVALID
                 );
             }

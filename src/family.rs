@@ -9,7 +9,7 @@ use redis_module::raw::RedisModuleCtx;
 
 use crate::command_docs::Doc;
 use crate::ffi::command::CommandSpec;
-use crate::ffi::context::ModuleValue;
+use crate::ffi::context::{Ctx, ModuleValue};
 use crate::ffi::datatype::{create, DataType};
 use crate::ffi::stats::TypeStats;
 
@@ -24,6 +24,8 @@ pub struct Family {
     pub create_type: fn(*mut RedisModuleCtx) -> Result<(), String>,
     /// Live values of that type and their memory.
     pub stats: fn() -> &'static TypeStats,
+    /// Runs in the server right after it forks a snapshot child.
+    pub on_fork: Option<fn(&Ctx)>,
 }
 
 impl Family {
@@ -39,6 +41,12 @@ impl Family {
             docs,
             create_type: create::<T>,
             stats: <T as ModuleValue>::stats,
+            on_fork: None,
         }
+    }
+
+    pub const fn with_fork_handler(mut self, handler: fn(&Ctx)) -> Family {
+        self.on_fork = Some(handler);
+        self
     }
 }

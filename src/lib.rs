@@ -16,6 +16,7 @@ mod cuckoo;
 mod family;
 mod info;
 mod module;
+mod tdigest;
 mod topk;
 
 #[cfg(not(test))]

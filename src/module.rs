@@ -10,10 +10,16 @@ use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::slot_migration::{self, Interface as SlotMigration};
 use crate::ffi::{api, RStr};
-use crate::{bloom, cms, config, cuckoo, topk};
+use crate::{bloom, cms, config, cuckoo, tdigest, topk};
 
 /// Every family, in RedisBloom's registration order.
-pub static FAMILIES: &[&Family] = &[&bloom::FAMILY, &cuckoo::FAMILY, &cms::FAMILY, &topk::FAMILY];
+pub static FAMILIES: &[&Family] = &[
+    &bloom::FAMILY,
+    &cuckoo::FAMILY,
+    &cms::FAMILY,
+    &topk::FAMILY,
+    &tdigest::FAMILY,
+];
 
 /// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.
@@ -122,6 +128,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
         register(ctx, spec, caps.acl_categories)?;
     }
     register_extra(ctx, caps.acl_categories)?;
+    crate::ffi::events::on_fork(ctx, FAMILIES.iter().filter_map(|f| f.on_fork).collect())?;
     crate::command_docs::apply(ctx)?;
     crate::info::register(ctx)?;
     if !config::register(ctx, caps.unprefixed_configs)? {

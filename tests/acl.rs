@@ -424,3 +424,81 @@ fn topk_acl_category() {
         assert!(is_noperm(&r.cmd(&["TOPK.ADD", "k", "x"])));
     }
 }
+
+const TD_READ: [&str; 10] = [
+    "tdigest.byrank",
+    "tdigest.byrevrank",
+    "tdigest.cdf",
+    "tdigest.info",
+    "tdigest.max",
+    "tdigest.min",
+    "tdigest.quantile",
+    "tdigest.rank",
+    "tdigest.revrank",
+    "tdigest.trimmed_mean",
+];
+const TD_WRITE: [&str; 4] = [
+    "tdigest.add",
+    "tdigest.create",
+    "tdigest.merge",
+    "tdigest.reset",
+];
+
+fn tdigest_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
+    names(&c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", category]))
+        .into_iter()
+        .filter(|n| n.starts_with("tdigest."))
+        .collect()
+}
+
+/// Every TDIGEST.* command is in `@tdigest` and in the read/write/fast
+/// categories of docs/tdigest.md §3 where the server has module categories;
+/// a `+@tdigest` user can use the family and nothing else.
+#[test]
+fn tdigest_acl_category() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let cats = c.cmd(&["ACL", "CAT"]);
+        if !cats.as_array().contains(&bulk("bloom")) {
+            // No module categories on this server (Redis 7.0).
+            assert!(!cats.as_array().contains(&bulk("tdigest")));
+            assert!(c.cmd(&["ACL", "SETUSER", "t", "+@tdigest"]).is_error());
+            continue;
+        }
+        assert!(cats.as_array().contains(&bulk("tdigest")), "{flavor:?}");
+        let mut all: Vec<String> = TD_READ
+            .iter()
+            .chain(&TD_WRITE)
+            .map(|s| s.to_string())
+            .collect();
+        all.sort();
+        assert_eq!(tdigest_commands_in(&mut c, "tdigest"), all);
+        assert_eq!(tdigest_commands_in(&mut c, "read"), TD_READ);
+        assert_eq!(tdigest_commands_in(&mut c, "write"), TD_WRITE);
+        let fast: Vec<&str> = all
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !["tdigest.add", "tdigest.merge", "tdigest.trimmed_mean"].contains(n))
+            .collect();
+        assert_eq!(tdigest_commands_in(&mut c, "fast"), fast);
+        assert_eq!(
+            c.cmd(&["ACL", "SETUSER", "t", "on", ">pw", "~*", "+@tdigest"]),
+            ok()
+        );
+        let mut u = user_conn(&s, "t");
+        for call in [
+            "TDIGEST.CREATE t1",
+            "TDIGEST.ADD t1 1 2 3",
+            "TDIGEST.MERGE t2 1 t1",
+            "TDIGEST.QUANTILE t1 0.5",
+            "TDIGEST.TRIMMED_MEAN t1 0.1 0.9",
+            "TDIGEST.RESET t2",
+        ] {
+            let r = u.cmd(&call.split(' ').collect::<Vec<_>>());
+            assert!(!r.is_error(), "{call}: {r:?}");
+        }
+        assert!(is_noperm(&u.cmd(&["BF.ADD", "b", "x"])));
+        assert!(is_noperm(&u.cmd(&["GET", "x"])));
+    }
+}

@@ -478,3 +478,95 @@ fn topk_copy_digest_events_and_info() {
         assert!(info.contains("bf_topk_memory:0\r"), "{info}");
     }
 }
+
+/// A digest holding unmerged nodes (so that its saved form differs from
+/// its live state).
+fn populate_tdigest(c: &mut Conn, key: &str) {
+    assert_eq!(c.cmd(&["TDIGEST.CREATE", key, "COMPRESSION", "30"]), ok());
+    let mut add = vec!["TDIGEST.ADD".to_string(), key.into()];
+    add.extend((0..500).map(|i| ((i * 7) % 101).to_string()));
+    assert_eq!(c.cmd(&add), ok());
+}
+
+fn unmerged(c: &mut Conn, key: &str) -> i64 {
+    c.cmd(&["TDIGEST.INFO", key]).as_array()[7].as_int()
+}
+
+#[test]
+fn tdigest_copy_and_debug_digest() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        populate_tdigest(&mut c, "t");
+        assert!(unmerged(&mut c, "t") > 0);
+        let d = c.cmd(&["DEBUG", "DIGEST-VALUE", "t"]);
+        // The digest reads the live state without compressing it.
+        assert!(
+            unmerged(&mut c, "t") > 0,
+            "{flavor:?}: DEBUG DIGEST-VALUE compressed"
+        );
+        assert_eq!(c.cmd(&["COPY", "t", "copy"]), int(1));
+        assert_eq!(c.cmd(&["DEBUG", "DIGEST-VALUE", "copy"]), d);
+        assert_eq!(
+            c.cmd(&["TDIGEST.INFO", "copy"]),
+            c.cmd(&["TDIGEST.INFO", "t"])
+        );
+        // Independent, and the digest covers the unmerged nodes: compressing
+        // one of the two (same saved form) tells them apart.
+        c.cmd(&["TDIGEST.QUANTILE", "copy", "0.5"]);
+        assert_ne!(c.cmd(&["DEBUG", "DIGEST-VALUE", "copy"]), d);
+        assert_eq!(c.cmd(&["DUMP", "copy"]), c.cmd(&["DUMP", "t"]));
+        assert_eq!(
+            c.cmd(&["DEBUG", "DIGEST-VALUE", "copy"]),
+            c.cmd(&["DEBUG", "DIGEST-VALUE", "t"])
+        );
+        c.cmd(&["TDIGEST.ADD", "copy", "1000"]);
+        assert_ne!(
+            c.cmd(&["TDIGEST.INFO", "copy"]),
+            c.cmd(&["TDIGEST.INFO", "t"])
+        );
+    }
+}
+
+#[test]
+fn tdigest_info_section_and_keyspace_events() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let mut sub = s.conn();
+        let field = |c: &mut Conn, name: &str| info::field(c, "bf", name);
+        assert_eq!(field(&mut c, "bf_tdigest_keys"), "0");
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
+            ok()
+        );
+        sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        let writes: &[&[&str]] = &[
+            &["TDIGEST.CREATE", "t", "COMPRESSION", "5"],
+            &["TDIGEST.ADD", "t", "1", "2", "3"],
+            &["TDIGEST.MERGE", "m", "1", "t"],
+            &["TDIGEST.RESET", "t"],
+        ];
+        for w in writes {
+            assert_eq!(c.cmd(w), ok(), "{w:?}");
+            let msg = sub.read();
+            let parts = msg.as_array();
+            assert_eq!(parts[2], bulk(format!("__keyspace@0__:{}", w[1])));
+            assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+        }
+        // Reads (even those that compress) and failed writes publish nothing.
+        c.cmd(&["TDIGEST.QUANTILE", "m", "0.5"]);
+        c.cmd(&["TDIGEST.ADD", "t", "x"]);
+        c.cmd(&["SET", "marker", "1"]);
+        assert_eq!(sub.read().as_array()[3], bulk("set"));
+        assert_eq!(field(&mut c, "bf_tdigest_keys"), "2");
+        let memory = |c: &mut Conn, k: &str| c.cmd(&["TDIGEST.INFO", k]).as_array()[17].as_int();
+        let total = memory(&mut c, "t") + memory(&mut c, "m");
+        assert_eq!(field(&mut c, "bf_tdigest_memory"), total.to_string());
+        assert_eq!(field(&mut c, "bf_cmd_tdigest_add"), "calls=2,failed=1");
+        assert_eq!(field(&mut c, "bf_cmd_tdigest_quantile"), "calls=1,failed=0");
+        c.cmd(&["DEL", "t", "m"]);
+        assert_eq!(field(&mut c, "bf_tdigest_keys"), "0");
+        assert_eq!(field(&mut c, "bf_tdigest_memory"), "0");
+    }
+}

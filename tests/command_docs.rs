@@ -259,6 +259,34 @@ fn key_spec(access: &str) -> String {
     )
 }
 
+/// COMMAND INFO of one row: name, arity, flags, key positions, tips, key
+/// specs (`specs` rendered), no subcommands.
+fn assert_command_info(c: &mut Conn, flavor: Flavor, row: &Row, specs: &str) {
+    // Ask in upper case: lookup is case-insensitive, the name is the registered one.
+    let r = c.cmd(&["COMMAND", "INFO", &row.name.to_uppercase()]);
+    let info = r.as_array()[0].as_array();
+    let ctx = format!("{flavor:?} {}: {r:?}", row.name);
+    assert_eq!(text(&info[0]), row.name, "{ctx}");
+    assert_eq!(info[1], int(row.arity), "{ctx}");
+    let mut flags: Vec<String> = info[2].as_array().iter().map(text).collect();
+    flags.sort();
+    let mut want: Vec<String> = format!("{} module", row.flags)
+        .split(' ')
+        .map(String::from)
+        .collect();
+    want.sort();
+    assert_eq!(flags, want, "{ctx}");
+    assert_eq!(&info[3..6], &[int(1), int(1), int(1)], "{ctx}");
+    let tips = if row.tips.is_empty() {
+        "[]".to_string()
+    } else {
+        format!("[{}]", row.tips)
+    };
+    assert_eq!(render(&info[7]), tips, "{ctx}");
+    assert_eq!(render(&info[8]), squash(specs), "{ctx}");
+    assert_eq!(render(&info[9]), "[]", "{ctx}");
+}
+
 // ---- tests ----
 
 #[test]
@@ -267,29 +295,7 @@ fn command_info_arity_flags_tips_and_key_specs() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         for row in ROWS {
-            // Ask in upper case: lookup is case-insensitive, the name is the registered one.
-            let r = c.cmd(&["COMMAND", "INFO", &row.name.to_uppercase()]);
-            let info = r.as_array()[0].as_array();
-            let ctx = format!("{flavor:?} {}: {r:?}", row.name);
-            assert_eq!(text(&info[0]), row.name, "{ctx}");
-            assert_eq!(info[1], int(row.arity), "{ctx}");
-            let mut flags: Vec<String> = info[2].as_array().iter().map(text).collect();
-            flags.sort();
-            let mut want: Vec<String> = format!("{} module", row.flags)
-                .split(' ')
-                .map(String::from)
-                .collect();
-            want.sort();
-            assert_eq!(flags, want, "{ctx}");
-            assert_eq!(&info[3..6], &[int(1), int(1), int(1)], "{ctx}");
-            let tips = if row.tips.is_empty() {
-                "[]".to_string()
-            } else {
-                format!("[{}]", row.tips)
-            };
-            assert_eq!(render(&info[7]), tips, "{ctx}");
-            assert_eq!(render(&info[8]), key_spec(row.key), "{ctx}");
-            assert_eq!(render(&info[9]), "[]", "{ctx}");
+            assert_command_info(&mut c, flavor, row, &key_spec(row.key));
         }
     }
 }
@@ -506,6 +512,122 @@ fn cms_merge_declares_only_its_destination() {
         assert_eq!(
             line(&mut c, "CMS.INCRBY k a"),
             err("ERR wrong number of arguments for 'cms.incrby' command")
+        );
+    }
+}
+
+// ---- T-Digest (docs/tdigest.md §3) ----
+
+const TD_KEY_VALUES: &str = "key:key value:double{multiple}";
+const TD_COMPRESSION: &str =
+    "compression_block:block{optional}(compression_token:pure-token[COMPRESSION] compression:integer)";
+const O_N_VALUES: &str = "O(N) where N is the number of values specified.";
+
+#[rustfmt::skip]
+const TD_ROWS: &[Row] = &[
+    Row { name: "tdigest.add", arity: -3, flags: "write denyoom", key: "RW", since: "2.4.0", tips: "",
+          summary: "Adds one or more observations to a t-digest sketch",
+          complexity: "O(N), where N is the number of samples to add", args: TD_KEY_VALUES },
+    Row { name: "tdigest.byrank", arity: -3, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns, for each input rank, an estimation of the value (floating-point) with that rank",
+          complexity: "O(N) where N is the number of ranks specified", args: "key:key rank:double{multiple}" },
+    Row { name: "tdigest.byrevrank", arity: -3, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns, for each input reverse rank, an estimation of the value (floating-point) with that reverse rank",
+          complexity: "O(N) where N is the number of reverse ranks specified.",
+          args: "key:key reverse_rank:double{multiple}" },
+    Row { name: "tdigest.cdf", arity: -3, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns, for each input value, an estimation of the floating-point fraction of (observations smaller \
+                    than the given value + half the observations equal to the given value). Multiple fractions can be \
+                    retrieved in a single call.",
+          complexity: O_N_VALUES, args: TD_KEY_VALUES },
+    Row { name: "tdigest.create", arity: -2, flags: "write denyoom", key: "RW", since: "2.4.0", tips: "",
+          summary: "Allocates memory and initializes a new t-digest sketch", complexity: "O(1)",
+          args: "key:key compression_block:block{optional}(compression_token:pure-token[COMPRESSION] compression:integer)" },
+    Row { name: "tdigest.info", arity: 2, flags: "readonly", key: "RO", since: "2.4.0", tips: "dont_cache",
+          summary: "Returns information and statistics about a t-digest sketch", complexity: "O(1)", args: "key:key" },
+    Row { name: "tdigest.max", arity: 2, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns the maximum observation value from a t-digest sketch", complexity: "O(1)", args: "key:key" },
+    // `movablekeys`: the server's, from the keynum key spec.
+    Row { name: "tdigest.merge", arity: -4, flags: "write denyoom movablekeys", key: "RW", since: "2.4.0", tips: "",
+          summary: "Merges multiple t-digest sketches into a single sketch",
+          complexity: "O(N*K), where N is the number of centroids and K being the number of input sketches",
+          args: "destination-key:key numkeys:integer source-key:key{multiple} \
+                 compression_block:block{optional}(compression_token:pure-token[COMPRESSION] compression:integer) \
+                 override:pure-token[OVERRIDE]{optional}" },
+    Row { name: "tdigest.min", arity: 2, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns the minimum observation value from a t-digest sketch", complexity: "O(1)", args: "key:key" },
+    Row { name: "tdigest.quantile", arity: -3, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns, for each input fraction, an estimation of the value (floating point) that is smaller than \
+                    the given fraction of observations",
+          complexity: "O(N) where N is the number of quantiles specified.", args: "key:key quantile:double{multiple}" },
+    Row { name: "tdigest.rank", arity: -3, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns, for each input value (floating-point), the estimated rank of the value (the number of \
+                    observations in the sketch that are smaller than the value + half the number of observations that \
+                    are equal to the value)",
+          complexity: O_N_VALUES, args: TD_KEY_VALUES },
+    Row { name: "tdigest.reset", arity: 2, flags: "write denyoom", key: "RW", since: "2.4.0", tips: "",
+          summary: "Resets a t-digest sketch: empty the sketch and re-initializes it.", complexity: "O(1)",
+          args: "key:key" },
+    Row { name: "tdigest.revrank", arity: -3, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns, for each input value (floating-point), the estimated reverse rank of the value (the number \
+                    of observations in the sketch that are larger than the value + half the number of observations that \
+                    are equal to the value)",
+          complexity: O_N_VALUES, args: TD_KEY_VALUES },
+    Row { name: "tdigest.trimmed_mean", arity: 4, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
+          summary: "Returns an estimation of the mean value from the sketch, excluding observation values outside the \
+                    low and high cutoff quantiles",
+          complexity: "O(N) where N is the number of centroids",
+          args: "key:key low_cut_quantile:double high_cut_quantile:double" },
+];
+
+#[test]
+fn tdigest_command_info_and_docs() {
+    assert_eq!(
+        TD_COMPRESSION,
+        TD_ROWS[4].args.trim_start_matches("key:key ")
+    );
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let mut c3 = s.conn3();
+        for row in TD_ROWS {
+            let mut specs = key_spec(row.key);
+            if row.name == "tdigest.merge" {
+                specs.pop();
+                specs += " [flags [RO] begin_search [type index spec [index 2]] \
+                          find_keys [type keynum spec [keynumidx 0 firstkey 1 keystep 1]]]]";
+            }
+            assert_command_info(&mut c, flavor, row, &specs);
+            let ctx = format!("{flavor:?} {}", row.name);
+            let d = docs(&mut c3, flavor, row.name);
+            let m = as_map(&d);
+            assert_eq!(text(&m[0].1), squash(row.summary), "{ctx}");
+            assert_eq!(text(&m[1].1), row.since, "{ctx}");
+            assert_eq!(text(&m[3].1), row.complexity, "{ctx}");
+            assert_eq!(signature(&m[5].1), squash(row.args), "{ctx}");
+        }
+        // The sources are keys of the second key spec.
+        let merge = render(&docs(&mut c3, flavor, "tdigest.merge"));
+        assert!(
+            merge.contains("{name: source-key, type: key, key_spec_index: 1, flags: [multiple]}"),
+            "{merge}"
+        );
+        assert_eq!(
+            c.cmd(&[
+                "COMMAND",
+                "GETKEYS",
+                "TDIGEST.MERGE",
+                "m",
+                "2",
+                "a",
+                "b",
+                "OVERRIDE"
+            ]),
+            Reply::Array(vec![bulk("m"), bulk("a"), bulk("b")])
+        );
+        assert_eq!(
+            c.cmd(&["TDIGEST.CREATE"]),
+            err("ERR wrong number of arguments for 'tdigest.create' command")
         );
     }
 }

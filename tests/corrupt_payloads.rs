@@ -214,24 +214,29 @@ fn random_bytes(rng: &mut SmallRng, n: usize) -> Vec<u8> {
         .collect()
 }
 
+/// `body` cut short, with a valid footer.
+fn truncated(rng: &mut SmallRng, body: &[u8], ver: u16) -> Vec<u8> {
+    dump::with_footer(&body[..rng.gen_range(0..body.len())], ver)
+}
+
+/// `body` with 1 to 4 bits flipped from byte `from` on, with a valid footer.
+fn flipped(rng: &mut SmallRng, body: &[u8], from: usize, ver: u16) -> Vec<u8> {
+    let mut b = body.to_vec();
+    for _ in 0..rng.gen_range(1..=4) {
+        let i = rng.gen_range(from..b.len());
+        b[i] ^= 1 << rng.gen_range(0..8);
+    }
+    dump::with_footer(&b, ver)
+}
+
 /// One mutated RESTORE payload of `src`.
 fn mutate_payload(rng: &mut SmallRng, src: &Source) -> Vec<u8> {
     let (id, mut prims) = dump::parse(&src.payload);
     let ver = dump::rdb_version(&src.payload);
     let body = dump::module_value(id, &prims);
     match rng.gen_range(0..10) {
-        0 => {
-            let n = rng.gen_range(0..body.len());
-            dump::with_footer(&body[..n], ver)
-        }
-        1 => {
-            let mut b = body.clone();
-            for _ in 0..rng.gen_range(1..=4) {
-                let i = rng.gen_range(0..b.len());
-                b[i] ^= 1 << rng.gen_range(0..8);
-            }
-            dump::with_footer(&b, ver)
-        }
+        0 => truncated(rng, &body, ver),
+        1 => flipped(rng, &body, 0, ver),
         2 | 3 => {
             // Up to three unsigned fields set to special values.
             for _ in 0..rng.gen_range(1..=3) {
@@ -1083,5 +1088,270 @@ fn corrupt_topk_payloads_are_contained() {
         let restored = tally.get("restored").copied().unwrap_or(0);
         assert!(restored >= 40, "{tally:?}");
         assert!(payloads.len() - restored >= 300, "{tally:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// T-Digest (docs/tdigest.md §7.2): RedisBloom shipped fixes for crafted
+// RESTORE payloads of this type; every field is validated, every read is
+// checked, and node arrays are allocated fallibly.
+
+const TD_MODULE_ID: u64 = 0x4c32_12f9_360f_1000;
+
+/// Genuine digests of every shape, as DUMP payloads.
+fn tdigest_sources(c: &mut Conn) -> Vec<Vec<u8>> {
+    let setups: &[&[&str]] = &[
+        &["TDIGEST.CREATE g COMPRESSION 1"],
+        &["TDIGEST.CREATE g", "TDIGEST.ADD g 5"],
+        &[
+            "TDIGEST.CREATE g COMPRESSION 12",
+            "TDIGEST.ADD g 1 2 3 4 5 6 7 8 9 10 3 3 3",
+        ],
+        &[
+            "TDIGEST.CREATE g COMPRESSION 50",
+            "TDIGEST.ADD g 1e300 -1.7e308 1.7e308 -1e300 0 -0 7",
+        ],
+        &["TDIGEST.CREATE g COMPRESSION 200"],
+    ];
+    let mut out = Vec::new();
+    for (n, setup) in setups.iter().enumerate() {
+        for cmd in *setup {
+            assert_eq!(line(c, cmd), ok(), "{cmd}");
+        }
+        if n == 4 {
+            let mut add = vec!["TDIGEST.ADD".to_string(), "g".into()];
+            add.extend((0..2000).map(|i| ((i * 7919) % 1009).to_string()));
+            assert_eq!(c.cmd(&add), ok());
+        }
+        out.push(c.cmd(&["DUMP", "g"]).as_bytes().to_vec());
+        assert_eq!(c.cmd(&["DEL", "g"]), int(1));
+    }
+    out
+}
+
+fn td_special_d(rng: &mut SmallRng) -> f64 {
+    const D: [f64; 16] = [
+        0.0,
+        -0.0,
+        0.5,
+        1.0,
+        -1.0,
+        1.5,
+        12.0,
+        357913939.0,
+        357913940.0,
+        1e17,
+        9.3e18,
+        1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        5e-324,
+    ];
+    D[rng.gen_range(0..D.len())]
+}
+
+/// One mutated payload of a genuine digest dump.
+fn mutate_tdigest(rng: &mut SmallRng, payload: &[u8]) -> Vec<u8> {
+    let (id, mut prims) = dump::parse(payload);
+    let ver = dump::rdb_version(payload);
+    let body = dump::module_value(id, &prims);
+    match rng.gen_range(0..8) {
+        // Truncated, with a valid checksum: every read is checked.
+        0 => truncated(rng, &body, ver),
+        // Not in the type and module id.
+        1 => flipped(rng, &body, 10, ver),
+        2 | 3 => {
+            // Counters: cap, merged, unmerged, compressions.
+            for _ in 0..rng.gen_range(1..=2) {
+                let i = rng.gen_range(3..7);
+                if let Prim::U(v) = prims[i] {
+                    prims[i] = Prim::U(special_u(rng, v));
+                }
+            }
+            dump::payload(id, &prims, ver)
+        }
+        4 | 5 => {
+            let ds: Vec<usize> = (0..prims.len())
+                .filter(|&i| matches!(prims[i], Prim::D(_)))
+                .collect();
+            let i = ds[rng.gen_range(0..ds.len())];
+            prims[i] = Prim::D(td_special_d(rng));
+            dump::payload(id, &prims, ver)
+        }
+        6 => {
+            let i = rng.gen_range(0..prims.len());
+            if rng.gen_bool(0.5) {
+                prims.remove(i);
+            } else {
+                prims.insert(i, Prim::D(1.0));
+            }
+            dump::payload(id, &prims, ver)
+        }
+        _ => {
+            // Another type's module id.
+            dump::payload(
+                if rng.gen() {
+                    BF_MODULE_ID
+                } else {
+                    CF_MODULE_ID
+                },
+                &prims,
+                ver,
+            )
+        }
+    }
+}
+
+/// The payloads of docs/tdigest.md §7.2: RedisBloom's 2026 out-of-bounds
+/// case, and the gaps its fix left open.
+fn crafted_tdigest(ver: u16) -> Vec<Vec<u8>> {
+    use Prim::{D, U};
+    let image = |c: f64, cap: u64, merged: u64, unmerged: u64, nodes: usize| {
+        let mut p = vec![
+            D(c),
+            D(1.0),
+            D(1.0),
+            U(cap),
+            U(merged),
+            U(unmerged),
+            U(1),
+            D(1.0),
+            D(1.0),
+        ];
+        p.extend(std::iter::repeat_n(D(1.0), 2 * nodes));
+        dump::payload(TD_MODULE_ID, &p, ver)
+    };
+    vec![
+        image(12.0, 1, 97, 1, 97),       // the flow test's payload
+        image(12.0, 97, 97, 0, 97),      // stored cap instead of the allocated one
+        image(12.0, 82, 83, 0, 83),      // merged past cap
+        image(12.0, 82, 40, 43, 40),     // merged + unmerged past cap
+        image(12.0, 82, 3, u64::MAX, 3), // negative unmerged
+        image(12.0, 82, u64::MAX, 0, 0), // negative merged
+        image(-1.0, 0, 0, 0, 0),         // compression below 1
+        image(f64::NAN, 16, 0, 0, 0),
+        image(1e300, 0, 0, 0, 0), // capacity beyond any allocation
+        image(357913940.0, 2147483650, 0, 0, 0), // capacity past i32::MAX
+        // A capacity of 2^31 - 4 slots: 2 × 16 GiB the allocator refuses.
+        image(357913939.0, 2147483644, 0, 0, 0),
+    ]
+}
+
+/// A restored digest works: estimates, adds, merges, and its own dump
+/// restores to the same bytes.
+fn check_tdigest(c: &mut Conn) -> Result<(), String> {
+    let info = c.cmd(&["TDIGEST.INFO", "victim"]);
+    if !matches!(&info, Reply::Array(a) if a.len() == 18) {
+        return Err(format!("TDIGEST.INFO {info:?}"));
+    }
+    for cmd in [
+        "TDIGEST.QUANTILE victim 0 0.5 1",
+        "TDIGEST.CDF victim 0 1 1e300",
+        "TDIGEST.RANK victim 0 1",
+        "TDIGEST.BYREVRANK victim 0 1 5",
+        "TDIGEST.TRIMMED_MEAN victim 0.1 0.9",
+        "TDIGEST.MIN victim",
+    ] {
+        let r = line(c, cmd);
+        if r.is_error() {
+            return Err(format!("{cmd}: {r:?}"));
+        }
+    }
+    // A digest loaded with every slot in use, or with crafted weights near
+    // 2^63, cannot take more (as in RedisBloom): `overflow detected`.
+    for cmd in [
+        "TDIGEST.MERGE copy 2 victim victim",
+        "TDIGEST.ADD victim 1 2 3",
+    ] {
+        let r = line(c, cmd);
+        if r != ok() && r != err("ERR T-Digest: overflow detected") {
+            return Err(format!("{cmd}: {r:?}"));
+        }
+    }
+    if c.cmd(&["EXISTS", "copy"]) == int(1) && line(c, "TDIGEST.QUANTILE copy 0.5").is_error() {
+        return Err("the merged copy does not answer".into());
+    }
+    let dump = c.cmd(&["DUMP", "victim"]);
+    let r = c.cmd(&args!["RESTORE", "copy", "0", dump.as_bytes(), "REPLACE"]);
+    if r != ok() {
+        return Err(format!("own dump does not restore: {r:?}"));
+    }
+    // Unmerged nodes left after the DUMP's compression (a total weight of
+    // at most 1: crafted weights) are not in the image; otherwise the copy
+    // is the same digest.
+    let unmerged = c.cmd(&["TDIGEST.INFO", "victim"]).as_array()[7].as_int();
+    if unmerged == 0 && c.cmd(&["DUMP", "copy"]) != dump {
+        return Err("own dump restores to another digest".into());
+    }
+    Ok(())
+}
+
+#[test]
+fn corrupt_tdigest_payloads_are_refused_or_work() {
+    for flavor in flavors() {
+        let s = Server::builder(flavor, Module::Rsbloom).start();
+        let mut c = s.conn();
+        let sources = tdigest_sources(&mut c);
+        let ver = dump::rdb_version(&sources[0]);
+        assert_eq!(c.cmd(&["SET", "str", "bystander"]), ok());
+        assert_eq!(line(&mut c, "TDIGEST.CREATE td0 COMPRESSION 30"), ok());
+        assert_eq!(line(&mut c, "TDIGEST.ADD td0 1 2 3 4 5 6 7 8 9"), ok());
+        let bystanders: Vec<(&str, Reply)> = ["str", "td0"]
+            .iter()
+            .map(|k| (*k, c.cmd(&["DUMP", k])))
+            .collect();
+        let mut rng = SmallRng::seed_from_u64(0x7d16_e570 + flavor as u64);
+        let mut payloads = crafted_tdigest(ver);
+        let crafted = payloads.len();
+        for src in &sources {
+            payloads.push(src.clone());
+            payloads.extend((0..60).map(|_| mutate_tdigest(&mut rng, src)));
+        }
+        let mut tally: BTreeMap<String, usize> = BTreeMap::new();
+        for (n, p) in payloads.iter().enumerate() {
+            c.cmd(&["DEL", "victim", "copy"]);
+            let r = c.cmd(&args!["RESTORE", "victim", "0", p]);
+            let outcome = match &r {
+                Reply::Simple(s) if s == "OK" => {
+                    if let Err(e) = check_tdigest(&mut c) {
+                        panic!("{flavor:?} payload {n}: {e}\n{p:02x?}");
+                    }
+                    "restored".to_string()
+                }
+                Reply::Error(e) => {
+                    assert_eq!(
+                        c.cmd(&["EXISTS", "victim"]),
+                        int(0),
+                        "{flavor:?} payload {n}"
+                    );
+                    e.clone()
+                }
+                other => panic!("{flavor:?} payload {n}: RESTORE replied {other:?}"),
+            };
+            if n < crafted {
+                assert_ne!(
+                    outcome, "restored",
+                    "{flavor:?} crafted payload {n} was accepted"
+                );
+            }
+            *tally.entry(outcome).or_default() += 1;
+            alive(&mut c);
+            for (k, d) in &bystanders {
+                assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed by payload {n}");
+            }
+        }
+        eprintln!(
+            "{flavor:?}: {} T-Digest payloads: {tally:#?}",
+            payloads.len()
+        );
+        assert!(
+            tally.get("restored").copied().unwrap_or(0) >= 20,
+            "{tally:?}"
+        );
+        assert!(
+            tally.get("ERR Bad data format").copied().unwrap_or(0) >= 100,
+            "{tally:?}"
+        );
     }
 }

@@ -255,3 +255,80 @@ fn topk_parity(flavor: Flavor, topk_cases: &[Case], source: &[Vec<Vec<u8>>]) {
     }
     assert!(mismatches.is_empty(), "memory differs: {mismatches:#?}");
 }
+
+/// jemalloc's size class of an allocation of `n` bytes (4 classes per
+/// doubling above 128 bytes).
+fn size_class(n: i64) -> i64 {
+    if n <= 128 {
+        return (n + 15) / 16 * 16;
+    }
+    let step = 1i64 << (63 - (n - 1).leading_zeros() - 2);
+    (n + step - 1) / step * step
+}
+
+/// A T-Digest takes exactly its 80-byte record and its two node arrays of
+/// `8 × capacity` bytes (docs/tdigest.md §2.1), allocated like RedisBloom
+/// 8.x allocates them. (RedisBloom 2.8.2 allocates digests outside the
+/// server's allocator: its `used_memory` only grows by the key.)
+#[test]
+fn digests_take_their_record_and_node_arrays() {
+    for flavor in flavors() {
+        digest_memory(flavor);
+    }
+}
+
+fn digest_memory(flavor: Flavor) {
+    let servers = [Module::Rsbloom, Module::Reference].map(|m| Server::start(flavor, m));
+    let mut conns = servers.each_ref().map(Server::conn);
+    let values = |n: usize| {
+        let mut a = sargs(&["TDIGEST.ADD", "k"]);
+        a.extend((0..n).map(|i| ((i * 37) % 1001).to_string().into_bytes()));
+        vec![a]
+    };
+    let mut merged = values(500);
+    merged.push(sargs(&[
+        "TDIGEST.MERGE",
+        "k",
+        "2",
+        "k",
+        "k",
+        "COMPRESSION",
+        "50",
+    ]));
+    let cases = [
+        (100, case("default", &["TDIGEST.CREATE", "k"], vec![])),
+        (
+            1,
+            case(
+                "compression 1",
+                &["TDIGEST.CREATE", "k", "COMPRESSION", "1"],
+                values(100),
+            ),
+        ),
+        (
+            5000,
+            case(
+                "compression 5000",
+                &["TDIGEST.CREATE", "k", "COMPRESSION", "5000"],
+                values(3000),
+            ),
+        ),
+        (
+            50,
+            case(
+                "merged",
+                &["TDIGEST.CREATE", "k", "COMPRESSION", "300"],
+                merged,
+            ),
+        ),
+    ];
+    for c in &mut conns {
+        growth(c, &cases[0].1);
+    }
+    for (compression, case) in &cases {
+        let [rs, reference] = conns.each_mut().map(|c| growth(c, case));
+        let cap = 6 * compression + 10;
+        let digest = size_class(80) + 2 * size_class(8 * cap);
+        assert_eq!(rs, reference + digest, "{flavor:?} {}", case.name);
+    }
+}

@@ -6,6 +6,7 @@
 //!
 //! The seed is printed; `RSBLOOM_OPS_SEED=<seed>` reproduces a run.
 mod common;
+use common::info::{wait_link_up, wait_replica_synced as sync};
 use common::stream::{assert_same, info_field, snapshot, Stream, MODULE_ARGS};
 use common::*;
 use std::time::Instant;
@@ -23,29 +24,6 @@ fn start(flavor: Flavor, module: Module, master: Option<u16>) -> Server {
         b = b.arg("--replicaof").arg("127.0.0.1").arg(&port.to_string());
     }
     b.start()
-}
-
-fn wait_link_up(replica: &mut Conn) {
-    wait::until("the replica's link up", wait::STATE, || {
-        match info_field(replica, "replication", "master_link_status") {
-            Some(s) if s == "up" => Ok(()),
-            other => Err(format!("master_link_status {other:?}")),
-        }
-    });
-}
-
-/// Waits until the replica has processed everything the master sent.
-fn sync(master: &mut Conn, replica: &mut Conn) {
-    // WAIT returns once the replica acknowledged; the timeout is a deadline.
-    assert_eq!(master.cmd(&["WAIT", "1", "60000"]), int(1), "WAIT");
-    wait::until("equal replication offsets", wait::STATE, || {
-        let m = info_field(master, "replication", "master_repl_offset");
-        let r = info_field(replica, "replication", "master_repl_offset");
-        match m.is_some() && m == r {
-            true => Ok(()),
-            false => Err(format!("master {m:?}, replica {r:?}")),
-        }
-    });
 }
 
 fn sync_full(master: &mut Conn) -> i64 {

@@ -12,4 +12,5 @@ pub mod cuckoo;
 pub mod hash;
 pub mod prefetch;
 pub mod rdb;
+pub mod tdigest;
 pub mod topk;

@@ -19,6 +19,8 @@ mod cms;
 pub use cms::{cms_args, cms_model, cms_rdb};
 mod topk;
 pub use topk::{topk_args, topk_model, topk_rdb};
+mod tdigest;
+pub use tdigest::{tdigest_args, tdigest_model, tdigest_rdb};
 
 use rsbloom_core::args::bloom::{
     parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter, parse_scandump_iter,
@@ -47,7 +49,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, Target); 15] = [
+pub const TARGETS: [(&str, Target); 18] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -63,6 +65,9 @@ pub const TARGETS: [(&str, Target); 15] = [
     ("topk_rdb", topk_rdb),
     ("topk_args", topk_args),
     ("topk_model", topk_model),
+    ("tdigest_rdb", tdigest_rdb),
+    ("tdigest_args", tdigest_args),
+    ("tdigest_model", tdigest_model),
 ];
 
 // ---------------------------------------------------------------------------
@@ -1477,6 +1482,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     out.extend(cms::seeds());
     out.extend(topk::seeds());
+    out.extend(tdigest::seeds());
     out
 }
 

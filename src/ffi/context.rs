@@ -57,6 +57,15 @@ impl Ctx {
         }
     }
 
+    /// A context the server handed to an event callback (no command).
+    pub fn for_event(ptr: *mut RedisModuleCtx) -> Self {
+        Ctx {
+            ptr,
+            command: c"",
+            key: std::ptr::null_mut(),
+        }
+    }
+
     // ---- replies ----
 
     pub fn reply_failure(&self, e: &ReplyError, command: &str) {
@@ -187,6 +196,55 @@ impl Ctx {
         }
     }
 
+    /// Replicates `cmd key args...` (replicas and AOF) after this command,
+    /// for effects that are not the command itself; no keyspace event.
+    pub fn replicate(&self, cmd: &CStr, key: &RStr, args: &[*mut raw::RedisModuleString]) {
+        replicate(self.ptr, cmd, key.as_ptr(), args);
+    }
+
+    /// A replica answering one of its own clients — not its master's
+    /// stream, not an AOF being loaded: what it holds must not change.
+    pub fn is_replica_serving_client(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr)) as u32;
+        flags & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0
+            && flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING)
+                == 0
+    }
+
+    /// Whether the server is a master (not a replica).
+    pub fn is_master(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr)) as u32;
+        flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0
+    }
+
+    /// The database keys are opened in.
+    pub fn selected_db(&self) -> c_int {
+        rm!(RedisModule_GetSelectedDb(self.ptr))
+    }
+
+    /// Selects database `db`; false when there is no such database.
+    pub fn select_db(&self, db: c_int) -> bool {
+        rm!(RedisModule_SelectDb(self.ptr, db)) == raw::REDISMODULE_OK as c_int
+    }
+
+    /// Calls `f` with every value of type `T` in the selected database
+    /// (values may be changed in place; no key may be added or removed).
+    pub fn for_each_value<T: ModuleValue>(&self, mut f: impl FnMut(&RStr, &mut T)) {
+        let cursor = rm!(RedisModule_ScanCursorCreate());
+        if cursor.is_null() {
+            return;
+        }
+        let mut visit: &mut dyn FnMut(&RStr, &mut T) = &mut f;
+        let data: *mut c_void = std::ptr::from_mut(&mut visit).cast();
+        while rm!(RedisModule_Scan(self.ptr, cursor, Some(scanned::<T>), data)) != 0 {}
+        rm!(RedisModule_ScanCursorDestroy(cursor));
+    }
+
+    /// A server string owned by the caller (freed on drop).
+    pub fn string(&self, bytes: &[u8]) -> OwnedString {
+        OwnedString::new(self.ptr, bytes)
+    }
+
     /// Whether the server pauses replication traffic (CLIENT PAUSE WRITE, a
     /// failover, the hand-over of an atomic slot migration) for a command
     /// that did not come from the master: propagating a write then aborts
@@ -216,6 +274,82 @@ impl Ctx {
             write,
             tracked: None,
             _ctx: PhantomData,
+        }
+    }
+}
+
+/// `RM_Replicate(ctx, cmd, "sv", key, args)`: one command after the
+/// running one (wrapped in MULTI/EXEC by the server when there are several).
+pub fn replicate(
+    ctx: *mut RedisModuleCtx,
+    cmd: &CStr,
+    key: *mut raw::RedisModuleString,
+    args: &[*mut raw::RedisModuleString],
+) {
+    rm!(RedisModule_Replicate(
+        ctx,
+        cmd.as_ptr(),
+        c"sv".as_ptr(),
+        key,
+        args.as_ptr(),
+        args.len()
+    ));
+}
+
+/// `RedisModule_Scan` callback: hands values of type `T` to the visitor.
+unsafe extern "C" fn scanned<T: ModuleValue>(
+    _ctx: *mut RedisModuleCtx,
+    keyname: *mut raw::RedisModuleString,
+    key: *mut RedisModuleKey,
+    data: *mut c_void,
+) {
+    super::barrier::guarded("scan", (), || {
+        if key.is_null()
+            || rm!(RedisModule_KeyType(key)) != raw::REDISMODULE_KEYTYPE_MODULE as c_int
+            || rm!(RedisModule_ModuleTypeGetType(key)) != T::handle()
+        {
+            return;
+        }
+        let value = rm!(RedisModule_ModuleTypeGetValue(key)).cast::<T>();
+        // SAFETY: a value of T::handle() is a Box<T> of ours; `data` is the
+        // visitor `for_each_value` passed, alive for the whole scan.
+        let (value, visit) = unsafe {
+            (
+                value.as_mut(),
+                &mut *data.cast::<&mut dyn FnMut(&RStr, &mut T)>(),
+            )
+        };
+        if let Some(v) = value {
+            visit(&RStr::from_ptr(keyname), v);
+        }
+    })
+}
+
+/// A string created for the server's API, freed when dropped.
+pub struct OwnedString {
+    ctx: *mut RedisModuleCtx,
+    ptr: *mut raw::RedisModuleString,
+}
+
+impl OwnedString {
+    pub fn new(ctx: *mut RedisModuleCtx, bytes: &[u8]) -> Self {
+        let ptr = rm!(RedisModule_CreateString(
+            ctx,
+            bytes.as_ptr().cast(),
+            bytes.len()
+        ));
+        OwnedString { ctx, ptr }
+    }
+
+    pub fn as_ptr(&self) -> *mut raw::RedisModuleString {
+        self.ptr
+    }
+}
+
+impl Drop for OwnedString {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            rm!(RedisModule_FreeString(self.ctx, self.ptr));
         }
     }
 }
@@ -364,7 +498,8 @@ impl Key<'_> {
         }
     }
 
-    /// Stores a new value in an empty key (ownership moves to the server).
+    /// Stores a new value under the key, replacing (and freeing) any value
+    /// it held, its TTL included; ownership moves to the server.
     pub fn set<T: ModuleValue>(&mut self, value: Box<T>) -> &mut T {
         let size = value.memory();
         T::stats().created(size);

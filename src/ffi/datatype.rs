@@ -33,6 +33,12 @@ pub trait DataType: Sized + 'static {
     }
     /// The RDB encoding into any sink (the server's I/O, or the digest).
     fn rdb_save_to<S: RdbSink>(&self, sink: &mut S);
+    /// What DEBUG DIGEST-VALUE digests: by default the persisted form; a
+    /// type whose live state holds more than it saves digests all of it,
+    /// without changing it.
+    fn digest_to<S: RdbSink>(&self, sink: &mut S) {
+        self.rdb_save_to(sink)
+    }
     /// The commands an AOF rewrite (without RDB preamble) emits to rebuild
     /// the value under its key.
     fn aof_rewrite(&self, aof: &mut AofWriter);
@@ -148,8 +154,8 @@ unsafe extern "C" fn copy<T: DataType>(
     guarded("copy", None, || v.try_clone()).map_or(std::ptr::null_mut(), into_server)
 }
 
-/// Feeds the persisted form into DEBUG DIGEST: two values digest equal
-/// exactly when they would save the same RDB value.
+/// Feeds [`DataType::digest_to`] into DEBUG DIGEST: by default two values
+/// digest equal exactly when they would save the same RDB value.
 struct DigestSink(*mut RedisModuleDigest);
 
 impl RdbSink for DigestSink {
@@ -173,7 +179,7 @@ unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut
     if let Some(v) = value.cast::<T>().as_ref() {
         guarded("digest", (), || {
             let mut sink = DigestSink(md);
-            v.rdb_save_to(&mut sink);
+            v.digest_to(&mut sink);
             rm!(RedisModule_DigestEndSequence(md));
         });
     }
@@ -344,6 +350,14 @@ mod tests {
         }
         moves_everything(topk, |t| {
             t.add(b"after defrag", 500).unwrap();
+        });
+        let mut td = rsbloom_core::tdigest::TDigest::new(50.0).unwrap();
+        for i in 0..500 {
+            td.add(f64::from(i % 37), 1).unwrap();
+        }
+        td.compress();
+        moves_everything(td, |t| {
+            t.add(-1.0, 1).unwrap();
         });
     }
 }

@@ -4,9 +4,9 @@
 //! The module sets `HANDLE_IO_ERRORS`, so a failed read returns a dummy value
 //! and flags the stream; every read is checked here and becomes `ReadError`.
 
-use std::ffi::CStr;
+use std::ffi::{c_int, CStr};
 
-use redis_module::raw::{self, RedisModuleIO};
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleIO};
 use rsbloom_core::rdb::{RdbSink, RdbSource, ReadError};
 
 pub struct IoSource {
@@ -77,6 +77,65 @@ impl IoSink {
     }
 }
 
+impl IoSink {
+    /// Whether this save runs in a forked child (BGSAVE, full sync, AOF
+    /// rewrite), whose changes to a value nobody sees.
+    pub fn in_forked_child(&self) -> bool {
+        server_flags() & raw::REDISMODULE_CTX_FLAGS_IS_CHILD != 0
+    }
+
+    /// Whether the server is a replica.
+    pub fn on_replica(&self) -> bool {
+        server_flags() & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0
+    }
+
+    /// Whether nothing may be replicated now (CLIENT PAUSE WRITE, failover,
+    /// slot hand-over): the server would abort on a propagation.
+    pub fn replication_paused(&self) -> bool {
+        rm!(RedisModule_AvoidReplicaTraffic()) != 0
+    }
+
+    /// Replicates `cmd <key being saved> arg...` (`times` copies of `arg`)
+    /// after the running command (DUMP, SAVE, DEBUG RELOAD, ...), in the
+    /// key's database. Nothing when the server does not name the key.
+    pub fn replicate_for_key(&self, cmd: &CStr, arg: &[u8], times: usize) {
+        let key = rm!(RedisModule_GetKeyNameFromIO(self.io)).cast_mut();
+        if key.is_null() {
+            return;
+        }
+        with_db_context(self.io, |ctx| {
+            let arg = super::context::OwnedString::new(ctx, arg);
+            let args = vec![arg.as_ptr(); times];
+            super::context::replicate(ctx, cmd, key, &args);
+        });
+    }
+}
+
+/// Flags of the server as a whole (no client).
+fn server_flags() -> u32 {
+    rm!(RedisModule_GetContextFlags(std::ptr::null_mut())) as u32
+}
+
+/// Runs `f` with a context whose client has the database of the value being
+/// saved or rewritten selected. `RedisModule_GetContextFromIO` gives one
+/// without a client, which neither `RedisModule_Call` nor
+/// `RedisModule_Replicate` can use; a detached context has its own.
+fn with_db_context(io: *mut RedisModuleIO, f: impl FnOnce(*mut RedisModuleCtx)) {
+    let db = rm!(RedisModule_GetDbIdFromIO(io));
+    if db < 0 {
+        return;
+    }
+    let module_ctx = rm!(RedisModule_GetContextFromIO(io));
+    let ctx = rm!(RedisModule_GetDetachedThreadSafeContext(module_ctx));
+    if ctx.is_null() {
+        return;
+    }
+    if rm!(RedisModule_SelectDb(ctx, db as c_int)) == raw::REDISMODULE_OK as c_int {
+        f(ctx);
+    }
+    rm!(RedisModule_FreeThreadSafeContext(ctx));
+}
+
 impl RdbSink for IoSink {
     fn write_unsigned(&mut self, v: u64) {
         rm!(RedisModule_SaveUnsigned(self.io, v));
@@ -124,45 +183,32 @@ impl AofWriter {
     /// rewrites the types that have no LOADCHUNK. A key DUMP cannot
     /// serialize is logged and skipped, as RedisBloom does.
     pub fn restore_from_dump(&mut self) {
-        // The I/O context has no client, which RedisModule_Call needs (to
-        // take its database from): a detached context brings a fake one,
-        // switched to the database being rewritten. The rewrite runs in a
-        // forked child with no other thread, so no lock is taken.
-        let db = rm!(RedisModule_GetDbIdFromIO(self.aof));
-        let ctx = rm!(RedisModule_GetThreadSafeContext(std::ptr::null_mut()));
-        rm!(RedisModule_SelectDb(ctx, db));
-        let reply = rm!(RedisModule_Call(
-            ctx,
-            c"DUMP".as_ptr(),
-            c"s".as_ptr(),
-            self.key
-        ));
-        let mut len = 0usize;
-        let payload = if reply.is_null() {
-            std::ptr::null()
-        } else {
-            rm!(RedisModule_CallReplyStringPtr(reply, &mut len))
-        };
-        if payload.is_null() {
-            log_io_warning(
-                self.aof,
-                "rsbloom: DUMP failed; key skipped in the AOF rewrite",
-            );
-        } else {
-            rm!(RedisModule_EmitAOF(
-                self.aof,
-                c"RESTORE".as_ptr(),
-                c"slb".as_ptr(),
-                self.key,
-                0 as std::ffi::c_longlong,
-                payload,
-                len,
-            ));
-        }
-        if !reply.is_null() {
+        let (aof, key) = (self.aof, self.key);
+        let mut dumped = false;
+        with_db_context(aof, |ctx| {
+            let reply = rm!(RedisModule_Call(ctx, c"DUMP".as_ptr(), c"s".as_ptr(), key));
+            if reply.is_null() {
+                return;
+            }
+            let mut len = 0usize;
+            let payload = rm!(RedisModule_CallReplyStringPtr(reply, &mut len));
+            if !payload.is_null() {
+                rm!(RedisModule_EmitAOF(
+                    aof,
+                    c"RESTORE".as_ptr(),
+                    c"slb".as_ptr(),
+                    key,
+                    0 as std::ffi::c_longlong,
+                    payload,
+                    len,
+                ));
+                dumped = true;
+            }
             rm!(RedisModule_FreeCallReply(reply));
+        });
+        if !dumped {
+            log_io_warning(aof, "rsbloom: DUMP failed; key skipped in the AOF rewrite");
         }
-        rm!(RedisModule_FreeThreadSafeContext(ctx));
     }
 }
 

@@ -10,6 +10,7 @@ pub mod barrier;
 pub mod command;
 pub mod context;
 pub mod datatype;
+pub mod events;
 pub mod io;
 pub mod slot_migration;
 pub mod stats;

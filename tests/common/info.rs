@@ -60,3 +60,37 @@ pub fn wait_for(
         }
     })
 }
+
+/// Waits until no AOF rewrite is running or scheduled.
+pub fn wait_aof_rewrite(c: &mut Conn) {
+    wait_for(c, "persistence", super::wait::STATE, |i| {
+        find(i, "aof_rewrite_in_progress") == Some("0")
+            && find(i, "aof_rewrite_scheduled") == Some("0")
+    });
+}
+
+/// Waits until a replica's link to its master is up.
+pub fn wait_link_up(replica: &mut Conn) {
+    wait_for(replica, "replication", super::wait::STATE, |i| {
+        find(i, "master_link_status") == Some("up")
+    });
+}
+
+/// Waits until the replica has processed everything its master sent.
+pub fn wait_replica_synced(master: &mut Conn, replica: &mut Conn) {
+    // WAIT returns once the replica acknowledged; the timeout is a deadline.
+    assert_eq!(
+        master.cmd(&["WAIT", "1", "60000"]),
+        super::Reply::Int(1),
+        "WAIT"
+    );
+    super::wait::until("equal replication offsets", super::wait::STATE, || {
+        let m = field(master, "replication", "master_repl_offset");
+        let r = field(replica, "replication", "master_repl_offset");
+        if m == r {
+            Ok(())
+        } else {
+            Err(format!("master {m}, replica {r}"))
+        }
+    });
+}

@@ -12,6 +12,7 @@ pub mod info;
 pub mod resp;
 pub mod server;
 pub mod stream;
+pub mod tdigest;
 pub mod topk;
 pub mod wait;
 

@@ -340,6 +340,15 @@ impl Builder {
             .arg("--aof-use-rdb-preamble")
             .arg("no")
     }
+    /// AOF on, every write fsynced, RDB preamble `yes` or `no`.
+    pub fn aof_fsync_always(self, preamble: &str) -> Self {
+        self.arg("--appendonly")
+            .arg("yes")
+            .arg("--appendfsync")
+            .arg("always")
+            .arg("--aof-use-rdb-preamble")
+            .arg(preamble)
+    }
     /// Use (and keep) an existing data directory.
     pub fn dir(mut self, d: &Path) -> Self {
         self.dir = Some(d.to_path_buf());

@@ -9,6 +9,7 @@ pub mod bloom;
 pub mod cms;
 pub mod cuckoo;
 pub mod num;
+pub mod tdigest;
 pub mod topk;
 
 pub use num::{parse_f64, parse_i64};

@@ -1,7 +1,6 @@
 //! Number parsing with exactly the server's semantics (docs/module.md §4), so that every
 //! argument accepted or rejected by RedisBloom is accepted or rejected here.
 
-use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Longest accepted integer text is 20 bytes ("-9223372036854775808").
@@ -76,7 +75,7 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
         heap = [s, b"\0"].concat();
         &heap
     };
-    let (value, consumed, erange) = strtod(CStr::from_bytes_until_nul(buf).ok()?);
+    let (value, consumed, erange) = strtod(buf);
     // A NUL inside `s` stops strtod early, so it is rejected here too.
     let range_error = erange && (value.is_infinite() || value == 0.0);
     if consumed != s.len() || range_error || value.is_nan() {
@@ -92,10 +91,15 @@ fn is_c_space(c: u8) -> bool {
 
 /// C `strtod`; returns the value, the number of bytes consumed and whether
 /// errno was ERANGE.
-fn strtod(text: &CStr) -> (f64, usize, bool) {
-    let start = text.as_ptr();
+/// `text` ends with a NUL (both buffers of `parse_f64` do: the input is
+/// shorter than the stack buffer, or the heap copy has one appended).
+fn strtod(text: &[u8]) -> (f64, usize, bool) {
+    if text.last() != Some(&0) {
+        return (f64::NAN, 0, false);
+    }
+    let start: *const libc::c_char = text.as_ptr().cast();
     let mut end: *mut libc::c_char = std::ptr::null_mut();
-    // SAFETY: `text` is NUL-terminated, so strtod reads only inside it and
+    // SAFETY: `text` ends with a NUL, so strtod reads only inside it and
     // sets `end` to a pointer into it, at or after `start`. errno is
     // thread-local.
     unsafe {

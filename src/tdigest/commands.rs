@@ -1,0 +1,357 @@
+//! TDIGEST.* command handlers (docs/tdigest.md §5): arity, key lookup, the
+//! arguments, a call into the core, the reply, and replication.
+//!
+//! Replication (docs/tdigest.md §8): writes replicate verbatim on success,
+//! as RedisBloom does. A read that compresses the stored digest replicates
+//! `TDIGEST.CDF key 0` once per compression that changed it (a CDF of one
+//! value compresses exactly once, in RedisBloom too), so replicas and the
+//! AOF take the same compressions at the same point of the stream; a failed
+//! write replicates what it did change. A replica answering its own clients
+//! never changes a digest: it answers from a compressed copy.
+
+use rsbloom_core::args::tdigest::{
+    create_arity, exact_arity, min_arity, parse_add, parse_cdf, parse_create, parse_merge,
+    parse_quantiles, parse_rank_values, parse_ranks, parse_trimmed_mean, ALLOC_FAILED,
+    DEST_ALLOC_FAILED, KEY_EXISTS, KEY_MISSING, OVERFLOW,
+};
+use rsbloom_core::args::ArgError;
+use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest};
+
+use super::forks;
+use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+
+type CmdResult = Result<(), ReplyError>;
+
+/// `argv[i]`, or a wrong-arity error (arity is checked before any use).
+fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
+    args.get(i).ok_or(ReplyError::WrongArity)
+}
+
+/// The digest stored at an open key (§5.0 key errors).
+fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut TDigest, ReplyError> {
+    match key.get::<TDigest>() {
+        Lookup::Found(td) => Ok(td),
+        Lookup::WrongType => Err(ReplyError::WrongType),
+        Lookup::Missing => Err(ReplyError::Text(KEY_MISSING)),
+    }
+}
+
+/// Replicates `n` compressions of `key`: `TDIGEST.CDF key 0 ... 0` with
+/// `n` values compresses `n` times in rsbloom and RedisBloom alike.
+pub(super) fn replicate_compressions(ctx: &Ctx, key: &RStr, n: usize) {
+    if n > 0 {
+        let zero = ctx.string(b"0");
+        ctx.replicate(c"TDIGEST.CDF", key, &vec![zero.as_ptr(); n]);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Writes
+
+pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    create_arity(args.len())?;
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    match key.get::<TDigest>() {
+        Lookup::Found(_) => return Err(ReplyError::Text(KEY_EXISTS)),
+        Lookup::WrongType => return Err(ReplyError::WrongType),
+        Lookup::Missing => {}
+    }
+    let compression = parse_create(args)?;
+    let td = TDigest::new(compression as f64).map_err(|_| ReplyError::Text(ALLOC_FAILED))?;
+    key.set(Box::new(td));
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+pub fn reset(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args.len(), 2)?;
+    let mut key = ctx.open_key(arg(args, 1)?, true);
+    existing(&mut key)?.reset();
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    min_arity(args.len(), 3)?;
+    let name = arg(args, 1)?;
+    let mut key = ctx.open_key(name, true);
+    let td = existing(&mut key)?;
+    let values = parse_add(args)?;
+    let was_pending = td.pending_merge();
+    if let Err(failure) = td.add_values(&values) {
+        // The values before the failing one stay added (§5.3), and so does
+        // the compression it may have started with.
+        let added: Vec<_> = args
+            .iter()
+            .skip(2)
+            .take(failure.added)
+            .map(RStr::as_ptr)
+            .collect();
+        if !added.is_empty() {
+            ctx.replicate(c"TDIGEST.ADD", name, &added);
+        }
+        replicate_compressions(ctx, name, usize::from(failure.compressed));
+        return Err(ReplyError::Text(OVERFLOW));
+    }
+    if !was_pending && td.pending_merge() {
+        forks::note(ctx, name);
+    }
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+/// A digest taking part in a merge, and the compressions it underwent.
+struct Part<'a> {
+    name: &'a RStr,
+    td: *mut TDigest,
+    compressions: usize,
+}
+
+pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    min_arity(args.len(), 4)?;
+    let dest_name = arg(args, 1)?;
+    let mut dest_key = ctx.open_key(dest_name, true);
+    let dest: Option<*mut TDigest> = match dest_key.get::<TDigest>() {
+        Lookup::Found(td) => Some(std::ptr::from_mut(td)),
+        Lookup::WrongType => return Err(ReplyError::WrongType),
+        Lookup::Missing => None,
+    };
+    let opts = parse_merge(args)?;
+    let names = args.get(3..3 + opts.numkeys).unwrap_or_default();
+    let use_max = opts.use_max(dest.is_some());
+    // Sources are looked up before anything is built (§5.4 step 5); their
+    // keys stay open until the merge is done.
+    let mut source_keys: Vec<Key<'_>> = Vec::new();
+    let mut parts: Vec<Part<'_>> = Vec::new();
+    let mut compression = match (opts.compression, dest) {
+        (Some(c), _) => c,
+        // SAFETY: the destination key is open and holds this digest.
+        (None, Some(d)) if !use_max => c_i64(unsafe { &*d }.compression()),
+        _ => 0,
+    };
+    for name in names {
+        let td = if name.as_ref() == dest_name.as_ref() {
+            dest.ok_or(ReplyError::Text(KEY_MISSING))?
+        } else {
+            let mut key = ctx.open_key(name, false);
+            let td: *mut TDigest = existing(&mut key)?;
+            source_keys.push(key);
+            td
+        };
+        if use_max {
+            // SAFETY: `td` belongs to a key that is open.
+            compression = compression.max(c_i64(unsafe { &*td }.compression().trunc()));
+        }
+        parts.push(Part {
+            name,
+            td,
+            compressions: 0,
+        });
+    }
+    let mut merged =
+        TDigest::new(compression as f64).map_err(|_| ReplyError::Text(DEST_ALLOC_FAILED))?;
+    let mut old_dest = dest.filter(|_| !opts.override_dest).map(|td| Part {
+        name: dest_name,
+        td,
+        compressions: 0,
+    });
+    // The old destination first; its failure is ignored (§5.4 step 7).
+    if let Some(p) = old_dest.as_mut() {
+        merge_part(&mut merged, p);
+    }
+    for i in 0..parts.len() {
+        if let Some(p) = parts.get_mut(i) {
+            if !merge_part(&mut merged, p) {
+                replicate_merge_compressions(ctx, old_dest.iter().chain(&parts));
+                return Err(ReplyError::Text(OVERFLOW));
+            }
+        }
+    }
+    drop(source_keys);
+    if merged.pending_merge() {
+        forks::note(ctx, dest_name);
+    }
+    dest_key.set(Box::new(merged));
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+/// `merge_into(merged, part)`; false on overflow.
+fn merge_part(merged: &mut TDigest, part: &mut Part<'_>) -> bool {
+    // SAFETY: the part's key is open; no other reference to it is live.
+    let (compressed, result) = merged.merge_from(unsafe { &mut *part.td });
+    if compressed.changed() {
+        part.compressions += 1;
+    }
+    result.is_ok()
+}
+
+/// A failed merge is not replicated, but the digests it compressed stay
+/// compressed: replicate those compressions, once per digest.
+fn replicate_merge_compressions<'a>(ctx: &Ctx, parts: impl Iterator<Item = &'a Part<'a>>) {
+    let mut seen: Vec<(*mut TDigest, &RStr, usize)> = Vec::new();
+    for p in parts {
+        match seen.iter_mut().find(|s| s.0 == p.td) {
+            Some(s) => s.2 += p.compressions,
+            None => seen.push((p.td, p.name, p.compressions)),
+        }
+    }
+    for (_, name, n) in seen {
+        replicate_compressions(ctx, name, n);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+
+enum Arity {
+    Exact(usize),
+    AtLeast(usize),
+}
+
+impl Arity {
+    fn check(self, argc: usize) -> Result<(), ArgError> {
+        match self {
+            Arity::Exact(n) => exact_arity(argc, n),
+            Arity::AtLeast(n) => min_arity(argc, n),
+        }
+    }
+}
+
+/// Arity, key, arguments, then `compute` on the digest (which replies as it
+/// goes): on the stored one, replicating the compressions it makes, or — on
+/// a replica answering its own client, or while replication is paused — on
+/// a copy, which gives the same answer (§8.2).
+fn read<P>(
+    ctx: &Ctx,
+    args: &[RStr],
+    arity: Arity,
+    parse: fn(&[RStr]) -> Result<P, ArgError>,
+    compute: impl FnOnce(&mut TDigest, P, &mut Compressions),
+) -> CmdResult {
+    arity.check(args.len())?;
+    let name = arg(args, 1)?;
+    let mut key = ctx.open_key(name, false);
+    let td = existing(&mut key)?;
+    let params = parse(args)?;
+    let mut c = Compressions::default();
+    // While replication is paused (CLIENT PAUSE WRITE, failover, slot
+    // hand-over) nothing may be propagated: the server would abort.
+    if td.has_unmerged() && (ctx.is_replica_serving_client() || ctx.replication_paused()) {
+        let mut copy = td.try_clone().map_err(|_| ReplyError::Text(ALLOC_FAILED))?;
+        compute(&mut copy, params, &mut c);
+        return Ok(());
+    }
+    compute(td, params, &mut c);
+    replicate_compressions(ctx, name, c.0);
+    Ok(())
+}
+
+/// MIN / MAX / INFO: no compression.
+fn inspect<R>(ctx: &Ctx, args: &[RStr], f: impl FnOnce(&TDigest) -> R) -> Result<R, ReplyError> {
+    exact_arity(args.len(), 2)?;
+    let mut key = ctx.open_key(arg(args, 1)?, false);
+    Ok(f(existing(&mut key)?))
+}
+
+pub fn min(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    ctx.reply_double(inspect(ctx, args, TDigest::min_reply)?);
+    Ok(())
+}
+
+pub fn max(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    ctx.reply_double(inspect(ctx, args, TDigest::max_reply)?);
+    Ok(())
+}
+
+pub fn quantile(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    read(
+        ctx,
+        args,
+        Arity::AtLeast(3),
+        parse_quantiles,
+        |td, qs, c| {
+            ctx.reply_array(qs.len());
+            td.quantiles(&qs, &mut Emit(|v| ctx.reply_double(v)), c);
+        },
+    )
+}
+
+pub fn cdf(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    read(ctx, args, Arity::AtLeast(3), parse_cdf, |td, vs, c| {
+        ctx.reply_array(vs.len());
+        vs.iter().for_each(|&v| ctx.reply_double(td.cdf(v, c)));
+    })
+}
+
+fn rank_common(ctx: &Ctx, args: &[RStr], reverse: bool) -> CmdResult {
+    read(
+        ctx,
+        args,
+        Arity::AtLeast(3),
+        parse_rank_values,
+        |td, vs, c| {
+            ctx.reply_array(vs.len());
+            td.ranks(&vs, reverse, &mut Emit(|r| ctx.reply_int(r)), c);
+        },
+    )
+}
+
+pub fn rank(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    rank_common(ctx, args, false)
+}
+
+pub fn revrank(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    rank_common(ctx, args, true)
+}
+
+fn by_rank_common(ctx: &Ctx, args: &[RStr], reverse: bool) -> CmdResult {
+    read(ctx, args, Arity::AtLeast(3), parse_ranks, |td, rs, c| {
+        ctx.reply_array(rs.len());
+        td.by_ranks(&rs, reverse, &mut Emit(|v| ctx.reply_double(v)), c);
+    })
+}
+
+pub fn byrank(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    by_rank_common(ctx, args, false)
+}
+
+pub fn byrevrank(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    by_rank_common(ctx, args, true)
+}
+
+pub fn trimmed_mean(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    read(
+        ctx,
+        args,
+        Arity::Exact(4),
+        parse_trimmed_mean,
+        |td, (lo, hi), c| ctx.reply_double(td.trimmed_mean(lo, hi, c)),
+    )
+}
+
+pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let fields = inspect(ctx, args, |td| {
+        [
+            ("Compression", c_i64(td.compression())),
+            ("Capacity", i64::from(td.capacity())),
+            ("Merged nodes", i64::from(td.merged_nodes())),
+            ("Unmerged nodes", i64::from(td.unmerged_nodes())),
+            ("Merged weight", td.merged_weight()),
+            ("Unmerged weight", td.unmerged_weight()),
+            ("Observations", td.size()),
+            ("Total compressions", td.total_compressions()),
+            ("Memory usage", td.memory_usage() as i64),
+        ]
+    })?;
+    ctx.reply_map(fields.len());
+    for (name, value) in fields {
+        ctx.reply_simple(name);
+        ctx.reply_int(value);
+    }
+    Ok(())
+}

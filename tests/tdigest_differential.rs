@@ -1,0 +1,847 @@
+//! Differential test of the T-Digest family: a seeded random stream of
+//! TDIGEST.* commands — valid and invalid, reads interleaved with writes (so
+//! compressions happen at random moments), MERGE in every variant, DUMP and
+//! RESTORE both ways, extreme values, ±0.0, duplicates, one-observation
+//! digests — goes to rsbloom and to the reference RedisBloom 2.8.2 (two
+//! redis-server 7.0 processes, same binary, so doubles print alike),
+//! pipelined, and every reply must be identical (types included, RESP2 and
+//! RESP3). Every 10 000 commands the INFO and DUMP of every key are compared
+//! too (a DUMP compresses in both modules alike).
+//!
+//! The allowlist (`RULES`) holds the 2.8.2 → 8.x differences of
+//! docs/tdigest.md §11 and the defect rsbloom chose not to reproduce
+//! (§7.3: the observation of a one-observation digest survives a reload).
+//!
+//! Environment: `RSBLOOM_DIFF_SEED` (printed), `RSBLOOM_DIFF_OPS` (default
+//! 100 000; `make test-long` runs 1 000 000), `RSBLOOM_DIFF_SELF=1`
+//! (reference against itself: checks the machinery).
+mod common;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Instant;
+
+use common::diff::*;
+use common::*;
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+
+const BATCH: usize = 200;
+const CHECK_EVERY: usize = 10_000;
+const MAX_PRINTED: usize = 10;
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|s| {
+        s.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be an integer"))
+    })
+}
+
+fn upper(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).to_ascii_uppercase()
+}
+
+// ---------------------------------------------------------------------------
+// Allowlist: (args, rsbloom reply, reference reply) pairs that differ by
+// design. None of them leaves the two digests different.
+// ---------------------------------------------------------------------------
+
+struct Rule {
+    name: &'static str,
+    cite: &'static str,
+    applies: fn(&[Vec<u8>], &Reply, &Reply) -> bool,
+}
+
+/// The fields of an INFO reply, RESP2 (flat) or RESP3 (map).
+fn info_fields(r: &Reply) -> Option<Vec<(String, Reply)>> {
+    match r {
+        Reply::Map(m) => Some(
+            m.iter()
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8_lossy(k.as_bytes()).into_owned(),
+                        v.clone(),
+                    )
+                })
+                .collect(),
+        ),
+        Reply::Array(a) if a.len() == 18 => Some(
+            a.chunks(2)
+                .map(|p| {
+                    (
+                        String::from_utf8_lossy(p[0].as_bytes()).into_owned(),
+                        p[1].clone(),
+                    )
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+const RULES: &[Rule] = &[Rule {
+    // 8.x counts the 80-byte record, 2.8.2 the size of a pointer.
+    name: "info-memory-usage",
+    cite: "docs/tdigest.md §11 item 1 (RedisBloom #946)",
+    applies: |args, rs, rf| {
+        upper(&args[0]) == "TDIGEST.INFO"
+            && match (info_fields(rs), info_fields(rf)) {
+                (Some(a), Some(b)) => {
+                    a.len() == 9 && a.iter().zip(&b).all(|((ka, va), (kb, vb))| {
+                        ka == kb
+                            && if ka == "Memory usage" {
+                                matches!((va, vb), (Reply::Int(x), Reply::Int(y)) if *x == y + 72)
+                            } else {
+                                va == vb
+                            }
+                    })
+                }
+                _ => false,
+            }
+    },
+}];
+
+// ---------------------------------------------------------------------------
+// Generator
+// ---------------------------------------------------------------------------
+
+const DIGESTS: &[&str] = &[
+    "t0",
+    "t1",
+    "t2",
+    "t3",
+    "t4",
+    "t5",
+    "t6",
+    "COMPRESSION",
+    "OVERRIDE",
+];
+const STRING_KEY: &str = "str";
+const OTHER_TYPE: &str = "bfkey";
+
+struct Op {
+    args: Args,
+    /// After this command the key's digests may differ by design: delete
+    /// the key on both sides (counted under this name).
+    reset: Option<&'static str>,
+}
+
+struct Gen {
+    rng: SmallRng,
+    queue: VecDeque<Op>,
+    /// DUMP payloads seen (reference replies), with whether they hold the
+    /// single observation a reload keeps in rsbloom only.
+    dumps: Vec<(Vec<u8>, bool)>,
+}
+
+impl Gen {
+    fn new(seed: u64) -> Gen {
+        Gen {
+            rng: SmallRng::seed_from_u64(seed),
+            queue: VecDeque::new(),
+            dumps: Vec::new(),
+        }
+    }
+
+    fn chance(&mut self, percent: u32) -> bool {
+        self.rng.gen_range(0..100) < percent
+    }
+
+    fn pick(&mut self, xs: &[&str]) -> Vec<u8> {
+        xs.choose(&mut self.rng).unwrap().as_bytes().to_vec()
+    }
+
+    fn key(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=91 => {
+                let n = DIGESTS.len();
+                let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
+                DIGESTS[i].as_bytes().to_vec()
+            }
+            92..=95 => self.pick(&[STRING_KEY, OTHER_TYPE]),
+            _ => b"missing".to_vec(),
+        }
+    }
+
+    fn cmd(&mut self, name: &str) -> Vec<u8> {
+        if self.chance(85) {
+            name.as_bytes().to_vec()
+        } else {
+            name.bytes()
+                .map(|b| {
+                    if self.rng.gen() {
+                        b.to_ascii_lowercase()
+                    } else {
+                        b
+                    }
+                })
+                .collect()
+        }
+    }
+
+    /// A value as sent: mostly numbers with many duplicates, some extremes,
+    /// signed zeros and invalid texts.
+    fn value(&mut self) -> Vec<u8> {
+        let v = match self.rng.gen_range(0..100) {
+            0..=29 => format!("{}", self.rng.gen_range(-20..=20)),
+            30..=54 => format!("{:.2}", self.rng.gen_range(-1000.0..1000.0)),
+            55..=69 => format!("{}", self.rng.gen_range(-1e6..1e6)),
+            70..=79 => format!("{:.1}", self.rng.gen_range(0.0f64..5.0)),
+            80..=85 => self.pick_str(&["0", "-0", "-0.0", "0.0", "1e-320", "-4.9e-324"]),
+            86..=91 => self.pick_str(&[
+                "1e300", "-1e300", "1.7e308", "-1.7e308", "1e-300", "0x10", "0x1p-3", "1e308",
+                "-2.5e307",
+            ]),
+            92..=96 => format!("{}", self.rng.gen::<f64>() * 1e15),
+            _ => self.pick_str(&["nan", "inf", "-inf", "abc", "", "1e400", " 1", "1,5"]),
+        };
+        v.into_bytes()
+    }
+
+    fn pick_str(&mut self, xs: &[&str]) -> String {
+        xs.choose(&mut self.rng).unwrap().to_string()
+    }
+
+    fn values(&mut self, max: usize) -> Vec<Vec<u8>> {
+        let n = self.rng.gen_range(1..=max);
+        (0..n).map(|_| self.value()).collect()
+    }
+
+    fn compression(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=39 => self.rng.gen_range(1..=20).to_string(),
+            40..=79 => self.rng.gen_range(20..=500).to_string(),
+            80..=84 => self.pick_str(&["100", "1000", "5000", "100000"]),
+            85..=89 => self.pick_str(&["0", "-1", "-9223372036854775808"]),
+            _ => self.pick_str(&["abc", "1.5", "", "1e3", "0x10", "COMPRESSION", "OVERRIDE"]),
+        }
+        .into_bytes()
+    }
+
+    fn quantile(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=59 => format!("{}", self.rng.gen_range(0.0..=1.0)),
+            60..=79 => self.pick_str(&["0", "1", "0.5", "0.25", "0.75", "0.99", "0.01", "0.001"]),
+            80..=94 => format!("{:.2}", self.rng.gen_range(0.0..=1.0)),
+            _ => self.pick_str(&["2", "-0.1", "1.0000001", "abc", "nan", "inf", ""]),
+        }
+        .into_bytes()
+    }
+
+    fn rank(&mut self) -> Vec<u8> {
+        match self.rng.gen_range(0..100) {
+            0..=49 => self.rng.gen_range(0..20).to_string(),
+            50..=89 => self.rng.gen_range(0..3000).to_string(),
+            90..=94 => self.pick_str(&["9223372036854775807", "1000000"]),
+            _ => self.pick_str(&["-1", "1.5", "abc", "", "-0"]),
+        }
+        .into_bytes()
+    }
+
+    fn next_op(&mut self) -> Op {
+        if let Some(op) = self.queue.pop_front() {
+            return op;
+        }
+        self.op()
+    }
+
+    fn finish(&mut self, args: Args) -> Op {
+        Op { args, reset: None }
+    }
+
+    fn op(&mut self) -> Op {
+        let key = self.key();
+        let args = match self.rng.gen_range(0..100) {
+            0..=5 => return self.create_fresh(key),
+            6..=7 => vec![self.cmd("TDIGEST.RESET"), key],
+            8..=29 => {
+                let mut a = vec![self.cmd("TDIGEST.ADD"), key];
+                a.extend(self.values(20));
+                a
+            }
+            30..=32 => {
+                // Bursts fill the buffer: compressions inside the ADD.
+                let mut a = vec![self.cmd("TDIGEST.ADD"), key];
+                let n = self.rng.gen_range(50..700);
+                let dup = self.chance(40);
+                for _ in 0..n {
+                    let v = if dup {
+                        format!("{}", self.rng.gen_range(0..4))
+                    } else {
+                        format!("{:.3}", self.rng.gen_range(-500.0..500.0))
+                    };
+                    a.push(v.into_bytes());
+                }
+                a
+            }
+            33..=40 => self.merge(key),
+            41..=43 => {
+                let name = if self.rng.gen() {
+                    "TDIGEST.MIN"
+                } else {
+                    "TDIGEST.MAX"
+                };
+                vec![self.cmd(name), key]
+            }
+            44..=48 => vec![self.cmd("TDIGEST.INFO"), key],
+            49..=58 => {
+                let mut a = vec![self.cmd("TDIGEST.QUANTILE"), key];
+                let n = self.rng.gen_range(1..10);
+                for _ in 0..n {
+                    let q = self.quantile();
+                    a.push(q);
+                }
+                a
+            }
+            59..=66 => {
+                let mut a = vec![self.cmd("TDIGEST.CDF"), key];
+                a.extend(self.values(8));
+                a
+            }
+            67..=74 => {
+                let name = if self.rng.gen() {
+                    "TDIGEST.RANK"
+                } else {
+                    "TDIGEST.REVRANK"
+                };
+                let mut a = vec![self.cmd(name), key];
+                a.extend(self.values(8));
+                a
+            }
+            75..=82 => {
+                let name = if self.rng.gen() {
+                    "TDIGEST.BYRANK"
+                } else {
+                    "TDIGEST.BYREVRANK"
+                };
+                let mut a = vec![self.cmd(name), key];
+                let n = self.rng.gen_range(1..8);
+                for _ in 0..n {
+                    let r = self.rank();
+                    a.push(r);
+                }
+                a
+            }
+            83..=87 => {
+                let (lo, hi) = (self.quantile(), self.quantile());
+                vec![self.cmd("TDIGEST.TRIMMED_MEAN"), key, lo, hi]
+            }
+            88..=93 => return self.dump_restore(key),
+            94..=96 => return self.single_observation(key),
+            97 => return self.doubling(key),
+            98 => vec![b"DEL".to_vec(), key],
+            _ => return self.large(key),
+        };
+        let args = self.mangle_arity(args);
+        self.finish(args)
+    }
+
+    fn mangle_arity(&mut self, mut args: Args) -> Args {
+        if self.chance(3) {
+            if self.rng.gen() && args.len() > 1 {
+                let n = self.rng.gen_range(1..args.len());
+                args.truncate(n);
+            } else {
+                let v = self.value();
+                args.push(v);
+            }
+        }
+        args
+    }
+
+    fn create_args(&mut self, key: Vec<u8>) -> Args {
+        let mut a = vec![self.cmd("TDIGEST.CREATE"), key];
+        match self.rng.gen_range(0..100) {
+            0..=19 => {}
+            20..=84 => {
+                let w = self.pick(&["COMPRESSION", "compression", "Compression"]);
+                a.push(w);
+                let c = self.compression();
+                a.push(c);
+            }
+            85..=89 => {
+                // The keyword may come last (the value is still argv[3]).
+                let c = self.compression();
+                a.push(c);
+                a.push(b"COMPRESSION".to_vec());
+            }
+            90..=94 => {
+                let w = self.pick(&["COMPRESS", "foo", ""]);
+                a.push(w);
+                let c = self.compression();
+                a.push(c);
+            }
+            _ => a.push(b"COMPRESSION".to_vec()),
+        }
+        a
+    }
+
+    /// Usually DEL first, so that CREATE really creates.
+    fn create_fresh(&mut self, key: Vec<u8>) -> Op {
+        let create = self.create_args(key.clone());
+        let create = self.mangle_arity(create);
+        if self.chance(25) {
+            self.queue.push_back(Op {
+                args: create,
+                reset: None,
+            });
+            return self.finish(vec![b"DEL".to_vec(), key]);
+        }
+        self.finish(create)
+    }
+
+    fn merge(&mut self, dest: Vec<u8>) -> Args {
+        let mut a = vec![self.cmd("TDIGEST.MERGE"), dest.clone()];
+        let n = self.rng.gen_range(1..=4usize);
+        let numkeys = match self.rng.gen_range(0..100) {
+            0..=89 => n.to_string(),
+            90..=93 => (n + self.rng.gen_range(1..3)).to_string(),
+            _ => self.pick_str(&["0", "-1", "abc", "", "1.0"]),
+        };
+        a.push(numkeys.into_bytes());
+        for _ in 0..n {
+            let src = if self.chance(15) {
+                dest.clone()
+            } else {
+                self.key()
+            };
+            a.push(src);
+        }
+        for _ in 0..self.rng.gen_range(0..=2) {
+            match self.rng.gen_range(0..10) {
+                0..=3 => {
+                    let w = self.pick(&["COMPRESSION", "compression"]);
+                    a.push(w);
+                    let c = self.compression();
+                    a.push(c);
+                }
+                4..=7 => {
+                    let w = self.pick(&["OVERRIDE", "override"]);
+                    a.push(w)
+                }
+                8 => a.push(b"COMPRESSION".to_vec()),
+                _ => {
+                    let w = self.pick(&["junk", "OVERRID", ""]);
+                    a.push(w)
+                }
+            }
+        }
+        a
+    }
+
+    /// DUMP of one key, and RESTORE of a dump seen earlier (payloads are
+    /// identical on both sides, so each side restores the other's too).
+    fn dump_restore(&mut self, key: Vec<u8>) -> Op {
+        if self.dumps.is_empty() || self.chance(40) {
+            return self.finish(vec![b"DUMP".to_vec(), key]);
+        }
+        let i = self.rng.gen_range(0..self.dumps.len());
+        let (payload, single) = self.dumps[i].clone();
+        let target = self.key();
+        let mut a = vec![b"RESTORE".to_vec(), target, b"0".to_vec(), payload];
+        if self.chance(70) {
+            a.push(b"REPLACE".to_vec());
+        }
+        Op {
+            args: a,
+            // §7.3: rsbloom keeps a one-observation digest's value.
+            reset: single.then_some("single-observation-reload"),
+        }
+    }
+
+    /// A large digest: thousands of values over a few commands.
+    fn large(&mut self, key: Vec<u8>) -> Op {
+        let c = self.rng.gen_range(20..300).to_string();
+        let create = sargs(&["TDIGEST.CREATE", "", "COMPRESSION", &c]);
+        let mut create = create;
+        create[1] = key.clone();
+        self.queue.push_back(self.plain(create));
+        for _ in 0..self.rng.gen_range(1..6) {
+            let mut a = vec![b"TDIGEST.ADD".to_vec(), key.clone()];
+            let n = self.rng.gen_range(500..4000);
+            let values: Vec<Vec<u8>> = (0..n).map(|_| self.value()).collect();
+            a.extend(
+                values
+                    .into_iter()
+                    .filter(|v| redis_double(v).is_some_and(f64::is_finite)),
+            );
+            self.queue.push_back(self.plain(a));
+        }
+        self.finish(vec![b"DEL".to_vec(), key])
+    }
+
+    /// MERGE of a digest into itself, twice, until its weight overflows
+    /// (`overflow detected`, with the sources compressed all the same).
+    fn doubling(&mut self, key: Vec<u8>) -> Op {
+        let mut add = vec![b"TDIGEST.ADD".to_vec(), key.clone()];
+        add.extend(self.values(6));
+        self.queue.push_back(self.plain(add));
+        for _ in 0..self.rng.gen_range(30..45) {
+            let mut m = vec![
+                b"TDIGEST.MERGE".to_vec(),
+                key.clone(),
+                b"2".to_vec(),
+                key.clone(),
+                key.clone(),
+            ];
+            if self.chance(30) {
+                m.push(b"OVERRIDE".to_vec());
+            }
+            self.queue.push_back(self.plain(m));
+            if self.chance(20) {
+                let r = self.read_of(key.clone());
+                self.queue.push_back(self.plain(r));
+            }
+        }
+        let create = vec![
+            b"TDIGEST.CREATE".to_vec(),
+            key.clone(),
+            b"COMPRESSION".to_vec(),
+            self.compression(),
+        ];
+        self.queue.push_front(self.plain(create));
+        self.finish(vec![b"DEL".to_vec(), key])
+    }
+
+    fn read_of(&mut self, key: Vec<u8>) -> Args {
+        let mut a = vec![b"TDIGEST.QUANTILE".to_vec(), key];
+        a.push(self.quantile());
+        a
+    }
+
+    /// A digest with one observation, often dumped right away.
+    fn single_observation(&mut self, key: Vec<u8>) -> Op {
+        let create = vec![
+            b"TDIGEST.CREATE".to_vec(),
+            key.clone(),
+            b"COMPRESSION".to_vec(),
+            self.compression(),
+        ];
+        let v = self.value();
+        self.queue.push_back(self.plain(create));
+        self.queue
+            .push_back(self.plain(vec![b"TDIGEST.ADD".to_vec(), key.clone(), v]));
+        if self.chance(60) {
+            self.queue
+                .push_back(self.plain(vec![b"DUMP".to_vec(), key.clone()]));
+        }
+        self.finish(vec![b"DEL".to_vec(), key])
+    }
+
+    fn plain(&self, args: Args) -> Op {
+        Op { args, reset: None }
+    }
+}
+
+/// Whether a DUMP payload is a digest holding exactly one observation:
+/// no merged node, one unmerged (docs/tdigest.md §7.1 layout).
+fn is_single_observation(payload: &[u8]) -> bool {
+    const TD_ID: [u8; 10] = [7, 0x81, 0x4c, 0x32, 0x12, 0xf9, 0x36, 0x0f, 0x10, 0x00];
+    if !payload.starts_with(&TD_ID) {
+        return false;
+    }
+    let (_, prims) = common::dump::parse(payload);
+    use common::dump::Prim::U;
+    matches!((&prims[4], &prims[5]), (U(0), U(1)))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Runner
+// ---------------------------------------------------------------------------
+
+#[derive(Default)]
+struct Stats {
+    compared: usize,
+    identical: usize,
+    errors: usize,
+    allowed: BTreeMap<&'static str, usize>,
+    resets: BTreeMap<&'static str, usize>,
+    mismatches: usize,
+    full_checks: usize,
+    resp3_batches: usize,
+    outcomes: BTreeMap<String, usize>,
+}
+
+struct Runner {
+    seed: u64,
+    rs: Side,
+    rf: Side,
+    gen: Gen,
+    stats: Stats,
+    log: Vec<String>,
+}
+
+impl Runner {
+    /// Both modules on the same server binary: replies are compared byte
+    /// for byte (servers format doubles differently).
+    fn new(flavor: Flavor, seed: u64) -> Runner {
+        let start = |m| {
+            Side::from_server(
+                Server::builder(flavor, m)
+                    .arg("--rdbcompression")
+                    .arg("no")
+                    .start(),
+            )
+        };
+        let mut r = Runner {
+            seed,
+            rs: start(subject_module()),
+            rf: start(Module::Reference),
+            gen: Gen::new(seed),
+            stats: Stats::default(),
+            log: Vec::new(),
+        };
+        for c in [
+            sargs(&["SET", STRING_KEY, "a string"]),
+            sargs(&["BF.ADD", OTHER_TYPE, "x"]),
+        ] {
+            assert_eq!(r.rs.cmd(&c), r.rf.cmd(&c));
+        }
+        r
+    }
+
+    fn flush(&mut self, batch: &mut Vec<Op>) {
+        if batch.is_empty() {
+            return;
+        }
+        let resp3 = self.gen.chance(30);
+        if resp3 {
+            self.stats.resp3_batches += 1;
+        }
+        let cmds: Vec<Args> = batch.iter().map(|o| o.args.clone()).collect();
+        let (ra, rb) = pipeline2(self.rs.conn(resp3), self.rf.conn(resp3), &cmds);
+        let mut resets = Vec::new();
+        for ((op, a), b) in batch.iter().zip(ra).zip(rb) {
+            self.stats.compared += 1;
+            let cmd = upper(&op.args[0]);
+            let outcome = match &b {
+                Reply::Error(e) => format!("-{}", e.chars().take(70).collect::<String>()),
+                Reply::Array(v)
+                    if v.iter()
+                        .any(|x| matches!(x, Reply::Double(d) if d.contains("nan"))) =>
+                {
+                    "nan".into()
+                }
+                _ => "ok".into(),
+            };
+            *self
+                .stats
+                .outcomes
+                .entry(format!("{cmd} {outcome}"))
+                .or_default() += 1;
+            if b.is_error() {
+                self.stats.errors += 1;
+            }
+            if cmd == "DUMP" && a == b {
+                if let Reply::Bulk(p) = &b {
+                    let entry = (p.clone(), is_single_observation(p));
+                    if self.gen.dumps.len() < 64 {
+                        self.gen.dumps.push(entry);
+                    } else {
+                        let i = self.gen.rng.gen_range(0..64);
+                        self.gen.dumps[i] = entry;
+                    }
+                }
+            }
+            let key = op.args.get(1).cloned().unwrap_or_default();
+            if a == b {
+                self.stats.identical += 1;
+            } else if let Some(rule) = RULES.iter().find(|r| (r.applies)(&op.args, &a, &b)) {
+                *self.stats.allowed.entry(rule.name).or_default() += 1;
+            } else {
+                self.mismatch(&op.args, &a, &b, resp3);
+                resets.push((key.clone(), "after a mismatch"));
+                continue;
+            }
+            if let Some(why) = op.reset {
+                resets.push((key, why));
+            }
+        }
+        batch.clear();
+        for (key, why) in resets {
+            *self.stats.resets.entry(why).or_default() += 1;
+            let del = vec![b"DEL".to_vec(), key];
+            self.rs.cmd(&del);
+            self.rf.cmd(&del);
+        }
+    }
+
+    fn mismatch(&mut self, args: &[Vec<u8>], a: &Reply, b: &Reply, resp3: bool) {
+        self.stats.mismatches += 1;
+        let text = format!(
+            "MISMATCH #{} (seed {}, {}):\n  command:   {}\n  rsbloom:   {}\n  reference: {}\n",
+            self.stats.mismatches,
+            self.seed,
+            if resp3 { "RESP3" } else { "RESP2" },
+            show_args(args),
+            show_reply(a),
+            show_reply(b),
+        );
+        let text = match (upper(&args[0]).as_str(), args.get(3)) {
+            ("RESTORE", Some(p)) => format!("{text}  payload: {}\n", hex(p)),
+            _ => text,
+        };
+        if self.stats.mismatches <= MAX_PRINTED {
+            eprintln!("{text}");
+        }
+        self.log.push(text);
+    }
+
+    /// INFO and DUMP of every key, both sides.
+    fn full_check(&mut self) {
+        self.stats.full_checks += 1;
+        let keys: Vec<&str> = DIGESTS
+            .iter()
+            .copied()
+            .chain([STRING_KEY, OTHER_TYPE])
+            .collect();
+        let mut batch: Vec<Op> = Vec::new();
+        for k in keys {
+            for c in ["TYPE", "TDIGEST.INFO", "DUMP"] {
+                batch.push(Op {
+                    args: sargs(&[c, k]),
+                    reset: None,
+                });
+            }
+        }
+        self.flush(&mut batch);
+    }
+
+    fn run(&mut self, n: usize) {
+        let mut batch = Vec::with_capacity(BATCH);
+        for i in 0..n {
+            let op = self.gen.next_op();
+            let isolate = op.reset.is_some();
+            batch.push(op);
+            if isolate || batch.len() >= BATCH {
+                self.flush(&mut batch);
+            }
+            if (i + 1) % CHECK_EVERY == 0 {
+                self.flush(&mut batch);
+                self.full_check();
+            }
+        }
+        self.flush(&mut batch);
+        self.full_check();
+    }
+
+    fn summary(&self, secs: f64) -> String {
+        let s = &self.stats;
+        let mut out = format!(
+            "=== tdigest differential: seed {} ({}) ===\n  commands compared: {} ({} identical, {} error replies from the reference, {} RESP3 batches) in {secs:.1}s; {} full checks\n  allowlisted differences:\n",
+            self.seed,
+            if subject_module() == Module::Reference { "REFERENCE vs REFERENCE" } else { "rsbloom vs reference" },
+            s.compared,
+            s.identical,
+            s.errors,
+            s.resp3_batches,
+            s.full_checks,
+        );
+        for r in RULES {
+            let n = s.allowed.get(r.name).copied().unwrap_or(0);
+            out += &format!("    {:<28} {n:>7}   ({})\n", r.name, r.cite);
+        }
+        out += "  keys reset:\n";
+        for (k, n) in &s.resets {
+            out += &format!("    {k:<28} {n:>7}\n");
+        }
+        if std::env::var("RSBLOOM_DIFF_COVERAGE").is_ok() {
+            out += "  reference outcomes:\n";
+            for (k, n) in &s.outcomes {
+                out += &format!("    {n:>7}  {k}\n");
+            }
+        }
+        out += &format!("  MISMATCHES: {}\n", s.mismatches);
+        out
+    }
+
+    fn count(&self, prefix: &str) -> usize {
+        self.stats
+            .outcomes
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+#[test]
+fn tdigest_random_stream_matches_reference() {
+    let seed = env_u64("RSBLOOM_DIFF_SEED").unwrap_or_else(|| u64::from(rand::random::<u32>()));
+    for flavor in flavors() {
+        run_on(flavor, seed);
+    }
+}
+
+fn run_on(flavor: Flavor, seed: u64) {
+    let n = env_u64("RSBLOOM_DIFF_OPS").unwrap_or(100_000) as usize;
+    eprintln!(
+        "tdigest differential on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
+    );
+    let t0 = Instant::now();
+    let mut r = Runner::new(flavor, seed);
+    r.run(n);
+    eprintln!("{flavor:?}: {}", r.summary(t0.elapsed().as_secs_f64()));
+    if r.stats.mismatches > 0 {
+        let path =
+            std::env::temp_dir().join(format!("rsbloom-diff-tdigest-{}-{seed}.log", flavor.name()));
+        let _ = std::fs::write(&path, r.log.join("\n"));
+        eprintln!("all mismatches written to {}", path.display());
+    }
+    assert!(r.stats.compared >= n);
+    assert_eq!(
+        r.stats.mismatches, 0,
+        "{flavor:?}: {} mismatches (seed {seed})",
+        r.stats.mismatches
+    );
+    // The stream reached what it is about.
+    for what in [
+        "TDIGEST.MERGE ok",
+        "TDIGEST.QUANTILE nan",
+        "TDIGEST.CDF ok",
+        "RESTORE ok",
+        "TDIGEST.ADD -ERR T-Digest: error parsing val parameter",
+        "TDIGEST.MERGE -ERR T-Digest: key does not exist",
+        "TDIGEST.CREATE -ERR T-Digest: key already exists",
+    ] {
+        assert!(
+            r.count(what) > 0 || n < 20_000,
+            "stream never produced `{what}`"
+        );
+    }
+}
+
+#[test]
+fn allowlist_is_narrow() {
+    let info = |mem: i64| {
+        let mut v = Vec::new();
+        for (k, x) in [
+            ("Compression", 100),
+            ("Capacity", 610),
+            ("Merged nodes", 0),
+            ("Unmerged nodes", 0),
+            ("Merged weight", 0),
+            ("Unmerged weight", 0),
+            ("Observations", 0),
+            ("Total compressions", 0),
+            ("Memory usage", mem),
+        ] {
+            v.push(simple(k));
+            v.push(int(x));
+        }
+        Reply::Array(v)
+    };
+    let applies = |rs: Reply, rf: Reply| {
+        RULES
+            .iter()
+            .any(|r| (r.applies)(&sargs(&["TDIGEST.INFO", "k"]), &rs, &rf))
+    };
+    assert!(applies(info(9840), info(9768)));
+    assert!(!applies(info(9841), info(9768)));
+    assert!(!applies(info(9768), info(9840)));
+}
