@@ -29,7 +29,7 @@ test:
 	$(CARGO) build --release
 	export DOCKER_HOST=$$(scripts/docker.sh host); \
 	  for s in redis valkey; do scripts/docker.sh build $$s; done; \
-	  $(CARGO) test --profile ci --workspace
+	  $(CARGO) test --profile ci --workspace --no-fail-fast
 
 ## The Docker image (README "Docker"): `make docker [DOCKER_SERVER=valkey]`.
 ## Starts a dockerd of its own where none answers (`make docker-stop` ends it).
