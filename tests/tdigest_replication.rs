@@ -377,20 +377,25 @@ fn cross(flavor: Flavor, seed: u64) {
     wait_link_up(&mut rc);
     assert_eq!(mc.cmd(&["SET", "str", "x"]), ok());
     let mut stream = TdStream::new(seed);
-    let mut sent = 0;
+    let (mut sent, mut compared) = (0, 0);
     while sent < STREAM_LEN {
         let batch = stream.batch(BATCH);
         sent += batch.len();
         mc.pipeline(&batch);
         if sent % 500 < BATCH {
             sync(&mut mc, &mut rc);
-            assert_eq!(infos(&mut mc), infos(&mut rc), "INFO at {sent}");
+            let a = infos(&mut mc);
+            assert_eq!(a, infos(&mut rc), "INFO at {sent}");
+            compared += a.len();
         }
     }
     sync(&mut mc, &mut rc);
     let (a, b) = (infos(&mut mc), infos(&mut rc));
-    assert!(a.len() >= 4);
     assert_eq!(a, b);
+    // The stream may end with few digests (DEL, MERGE onto strings): what
+    // counts is that the checkpoints saw many.
+    compared += a.len();
+    assert!(compared >= 10, "only {compared} digests compared");
     for k in a.keys() {
         let d = mc.cmd(&[&b"DUMP"[..], k]);
         sync(&mut mc, &mut rc);
