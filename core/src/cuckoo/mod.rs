@@ -13,8 +13,9 @@ mod subfilter;
 #[cfg(test)]
 mod tests;
 
+pub use crate::rdb::LoadError;
 pub use dump::{ChunkError, HeaderError, CHUNK_MAX, HEADER_LEN};
-pub use rdb::{LegacyDefaults, LoadError, ENCODING_VERSION};
+pub use rdb::{LegacyDefaults, ENCODING_VERSION};
 
 use crate::alloc::{try_push_exact, try_zeroed, AllocError};
 use crate::hash::murmur64a;
