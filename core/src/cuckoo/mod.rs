@@ -88,6 +88,44 @@ fn valid_params(
         && (expansion == 0 || expansion.is_power_of_two())
 }
 
+/// The fields both a SCANDUMP header and an RDB value store.
+struct Header {
+    num_items: u64,
+    num_buckets: u64,
+    num_deletes: u64,
+    num_filters: u16,
+    bucket_size: u16,
+    max_iterations: u16,
+    expansion: u16,
+}
+
+impl Header {
+    /// The filter without sub-filters (nothing allocated yet), or None when
+    /// the fields make no sound filter.
+    fn empty_filter(&self, max_bucket_size: u16) -> Option<CuckooFilter> {
+        if self.num_filters == 0
+            || !valid_params(
+                self.num_buckets,
+                self.bucket_size,
+                self.max_iterations,
+                self.expansion,
+                max_bucket_size,
+            )
+        {
+            return None;
+        }
+        let mut cf = CuckooFilter::empty(
+            self.num_buckets,
+            self.bucket_size,
+            self.max_iterations,
+            self.expansion,
+        );
+        cf.num_items = self.num_items;
+        cf.num_deletes = self.num_deletes;
+        Some(cf)
+    }
+}
+
 /// Why `CuckooFilter::new` failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreateError {

@@ -1,6 +1,6 @@
 //! Cuckoo RDB value (`MBbloomCF`, docs/cuckoo.md §13).
 
-use super::{next_pow2, sub_filter_buckets, valid_params, CuckooFilter, SubFilter};
+use super::{next_pow2, sub_filter_buckets, CuckooFilter, Header, SubFilter};
 use crate::rdb::{LoadError, RdbSink, RdbSource};
 
 /// Encoding version written; also the first one carrying the per-filter
@@ -78,20 +78,18 @@ impl CuckooFilter {
                 expansion.ok_or(LoadError::Invalid)?,
             )
         };
-        if num_filters == 0
-            || !valid_params(
-                num_buckets,
-                bucket_size,
-                max_iterations,
-                expansion,
-                max_bucket_size,
-            )
-        {
-            return Err(LoadError::Invalid);
-        }
-        let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
-        cf.num_items = num_items;
-        cf.num_deletes = num_deletes;
+        let header = Header {
+            num_items,
+            num_buckets,
+            num_deletes,
+            num_filters,
+            bucket_size,
+            max_iterations,
+            expansion,
+        };
+        let mut cf = header
+            .empty_filter(max_bucket_size)
+            .ok_or(LoadError::Invalid)?;
         let mut filters = Vec::new();
         filters
             .try_reserve_exact(usize::from(num_filters))
