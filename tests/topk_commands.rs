@@ -452,8 +452,7 @@ fn decay_is_deterministic() {
     let flavor = flavors()[0];
     let start = || {
         Server::builder(flavor, Module::Rsbloom)
-            .arg("--rdbcompression")
-            .arg("no")
+            .uncompressed_rdb()
             .start()
     };
     let servers = [start(), start()];
