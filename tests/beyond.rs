@@ -23,6 +23,64 @@ fn populate(c: &mut Conn) {
     assert_eq!(c.cmd(&["CF.DEL", "cf", "item7"]), int(1));
 }
 
+/// Turns module keyspace events on (`d`) and returns a connection
+/// subscribed to every keyspace event of db 0.
+fn subscribe_keyspace(s: &Server, c: &mut Conn) -> Conn {
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
+        ok()
+    );
+    let mut sub = s.conn();
+    sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+    sub
+}
+
+/// The next event is write `w`'s: on its key (`w[1]`), named after its
+/// command in lower case.
+fn assert_event(sub: &mut Conn, w: &[&str]) {
+    let msg = sub.read();
+    let parts = msg.as_array();
+    assert_eq!(parts[0], bulk("pmessage"), "{w:?}: {msg:?}");
+    assert_eq!(
+        parts[2],
+        bulk(format!("__keyspace@0__:{}", w[1])),
+        "{w:?}: {msg:?}"
+    );
+    assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+}
+
+/// `cmds` (reads and failed writes) publish nothing: the next event is
+/// that of a SET sent after them.
+fn assert_silent(c: &mut Conn, sub: &mut Conn, cmds: &[&[&str]]) {
+    for cmd in cmds {
+        c.cmd(cmd);
+    }
+    c.cmd(&["SET", "marker", "1"]);
+    let msg = sub.read();
+    assert_eq!(msg.as_array()[3], bulk("set"), "{msg:?}");
+}
+
+/// COPY of `key` to `copy` has the same DUMP and DEBUG DIGEST-VALUE (not
+/// the empty digest); `write` on the copy changes the copy's digest only;
+/// DEBUG RELOAD keeps the original's and the dataset's digest. Returns the
+/// original's digest.
+fn assert_copy_diverges(c: &mut Conn, key: &str, copy: &str, write: &[&str]) -> Reply {
+    let digest = |c: &mut Conn, k: &str| c.cmd(&["DEBUG", "DIGEST-VALUE", k]).as_array()[0].clone();
+    let d = digest(c, key);
+    assert_ne!(d, bulk("0".repeat(40)));
+    assert_eq!(c.cmd(&["COPY", key, copy]), int(1));
+    assert_eq!(c.cmd(&["DUMP", key]), c.cmd(&["DUMP", copy]));
+    assert_eq!(digest(c, copy), d, "equal values digest equal");
+    assert!(!c.cmd(write).is_error(), "{write:?}");
+    assert_ne!(digest(c, copy), d);
+    assert_eq!(digest(c, key), d);
+    let all = c.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), ok());
+    assert_eq!(c.cmd(&["DEBUG", "DIGEST"]), all);
+    assert_eq!(digest(c, key), d);
+    d
+}
+
 #[test]
 fn copy_makes_an_independent_identical_filter() {
     for flavor in all_flavors() {
@@ -197,14 +255,9 @@ fn every_write_fires_a_module_keyspace_event() {
     for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        let mut sub = s.conn();
         // Off by default: nothing is published until the user enables `d`.
         c.cmd(&["BF.ADD", "quiet", "x"]);
-        assert_eq!(
-            c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
-            ok()
-        );
-        sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        let mut sub = subscribe_keyspace(&s, &mut c);
         let writes: &[&[&str]] = &[
             &["BF.RESERVE", "b", "0.01", "100"],
             &["BF.ADD", "b", "x"],
@@ -220,18 +273,13 @@ fn every_write_fires_a_module_keyspace_event() {
         ];
         for w in writes {
             assert!(!c.cmd(w).is_error(), "{w:?}");
-            let msg = sub.read();
-            let parts = msg.as_array();
-            assert_eq!(parts[0], bulk("pmessage"), "{w:?}: {msg:?}");
-            assert_eq!(parts[2], bulk(format!("__keyspace@0__:{}", w[1])));
-            assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+            assert_event(&mut sub, w);
         }
-        // Reads and failed writes publish nothing: the next message is ours.
-        c.cmd(&["BF.EXISTS", "b", "x"]);
-        c.cmd(&["BF.ADD", "c", "x"]);
-        c.cmd(&["SET", "marker", "1"]);
-        let msg = sub.read();
-        assert_eq!(msg.as_array()[3], bulk("set"), "{msg:?}");
+        assert_silent(
+            &mut c,
+            &mut sub,
+            &[&["BF.EXISTS", "b", "x"], &["BF.ADD", "c", "x"]],
+        );
     }
 }
 
@@ -337,12 +385,7 @@ fn cms_copy_digest_info_and_keyspace_events() {
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        let mut sub = s.conn();
-        assert_eq!(
-            c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
-            ok()
-        );
-        sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        let mut sub = subscribe_keyspace(&s, &mut c);
         let writes: &[&[&str]] = &[
             &["CMS.INITBYDIM", "m", "20", "5"],
             &["CMS.INITBYPROB", "p", "0.01", "0.01"],
@@ -352,46 +395,33 @@ fn cms_copy_digest_info_and_keyspace_events() {
         ];
         for w in writes {
             assert!(!c.cmd(w).is_error(), "{w:?}");
-            let msg = sub.read();
-            let parts = msg.as_array();
-            assert_eq!(
-                parts[2],
-                bulk(format!("__keyspace@0__:{}", w[1])),
-                "{msg:?}"
-            );
-            assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+            assert_event(&mut sub, w);
         }
-        // Reads and failed writes publish nothing: the next message is ours.
-        for failed in [
-            &["CMS.QUERY", "m", "a"][..],
-            &["CMS.INFO", "m"],
-            &["CMS.INITBYDIM", "m", "2", "2"],
-            &["CMS.INCRBY", "m", "a", "-1"],
-            &["CMS.MERGE", "m", "1", "p"],
-            &["CMS.MERGE", "m", "1", "m", "WEIGHTS", "-1"],
-        ] {
-            c.cmd(failed);
-        }
-        c.cmd(&["SET", "marker", "1"]);
-        assert_eq!(sub.read().as_array()[3], bulk("set"));
+        assert_silent(
+            &mut c,
+            &mut sub,
+            &[
+                &["CMS.QUERY", "m", "a"],
+                &["CMS.INFO", "m"],
+                &["CMS.INITBYDIM", "m", "2", "2"],
+                &["CMS.INCRBY", "m", "a", "-1"],
+                &["CMS.MERGE", "m", "1", "p"],
+                &["CMS.MERGE", "m", "1", "m", "WEIGHTS", "-1"],
+            ],
+        );
 
         // COPY: an independent, identical sketch.
-        assert_eq!(c.cmd(&["COPY", "m", "m2"]), int(1));
-        assert_eq!(c.cmd(&["DUMP", "m"]), c.cmd(&["DUMP", "m2"]));
-        let d = c.cmd(&["DEBUG", "DIGEST-VALUE", "m", "m2", "p"]);
-        let d = d.as_array();
-        assert_eq!(d[0], d[1], "equal sketches digest equal");
-        assert_ne!(d[0], d[2]);
-        assert_ne!(d[0], bulk("0".repeat(40)));
-        c.cmd(&["CMS.INCRBY", "m2", "only-in-copy", "1"]);
+        let d = assert_copy_diverges(
+            &mut c,
+            "m",
+            "m2",
+            &["CMS.INCRBY", "m2", "only-in-copy", "1"],
+        );
+        assert_ne!(c.cmd(&["DEBUG", "DIGEST-VALUE", "p"]).as_array()[0], d);
         assert_eq!(
             c.cmd(&["CMS.QUERY", "m", "only-in-copy"]),
             arr(vec![int(0)])
         );
-        assert_ne!(c.cmd(&["DEBUG", "DIGEST-VALUE", "m2"]).as_array()[0], d[0]);
-        let digest = c.cmd(&["DEBUG", "DIGEST"]);
-        assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), ok());
-        assert_eq!(c.cmd(&["DEBUG", "DIGEST"]), digest);
 
         // INFO: keys and MEMORY USAGE's module part, 32 + 4·w·d each.
         let field = |c: &mut Conn, name: &str| info::field(c, "bf", name);
@@ -414,12 +444,7 @@ fn topk_copy_digest_events_and_info() {
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        let mut sub = s.conn();
-        assert_eq!(
-            c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
-            ok()
-        );
-        sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        let mut sub = subscribe_keyspace(&s, &mut c);
         let writes: &[&[&str]] = &[
             &["TOPK.RESERVE", "t", "5", "16", "3", "0.9"],
             &["TOPK.ADD", "t", "x", "y", "x"],
@@ -430,34 +455,25 @@ fn topk_copy_digest_events_and_info() {
         ];
         for w in writes {
             c.cmd(w);
-            let msg = sub.read();
-            let parts = msg.as_array();
-            assert_eq!(parts[2], bulk("__keyspace@0__:t"), "{w:?}: {msg:?}");
-            assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+            assert_event(&mut sub, w);
         }
-        // Reads and failed writes publish nothing: the next message is ours.
-        c.cmd(&["TOPK.QUERY", "t", "x"]);
-        c.cmd(&["TOPK.LIST", "t"]);
-        c.cmd(&["TOPK.ADD", "missing", "x"]);
-        c.cmd(&["TOPK.RESERVE", "t", "5"]);
-        c.cmd(&["TOPK.INCRBY", "t", "w", "-1", "v", "2"]);
-        c.cmd(&["SET", "marker", "1"]);
-        assert_eq!(sub.read().as_array()[3], bulk("set"));
+        assert_silent(
+            &mut c,
+            &mut sub,
+            &[
+                &["TOPK.QUERY", "t", "x"],
+                &["TOPK.LIST", "t"],
+                &["TOPK.ADD", "missing", "x"],
+                &["TOPK.RESERVE", "t", "5"],
+                &["TOPK.INCRBY", "t", "w", "-1", "v", "2"],
+            ],
+        );
 
-        let digest = c.cmd(&["DEBUG", "DIGEST-VALUE", "t"]);
-        assert_ne!(digest.as_array()[0], bulk("0".repeat(40)));
-        assert_eq!(c.cmd(&["COPY", "t", "t2"]), int(1));
-        assert_eq!(c.cmd(&["DUMP", "t2"]), c.cmd(&["DUMP", "t"]));
-        assert_eq!(c.cmd(&["DEBUG", "DIGEST-VALUE", "t2"]), digest);
-        // Independent copies.
-        c.cmd(&["TOPK.ADD", "t2", "only-in-copy"]);
+        assert_copy_diverges(&mut c, "t", "t2", &["TOPK.ADD", "t2", "only-in-copy"]);
         assert_eq!(
             c.cmd(&["TOPK.QUERY", "t", "only-in-copy"]).as_array()[0],
             int(0)
         );
-        assert_ne!(c.cmd(&["DEBUG", "DIGEST-VALUE", "t2"]), digest);
-        assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), ok());
-        assert_eq!(c.cmd(&["DEBUG", "DIGEST-VALUE", "t"]), digest);
 
         let field = |c: &mut Conn, name: &str| info::field(c, "bf", name);
         let usage = c.cmd(&["TOPK.INFO", "t"]);
@@ -534,14 +550,9 @@ fn tdigest_info_section_and_keyspace_events() {
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        let mut sub = s.conn();
         let field = |c: &mut Conn, name: &str| info::field(c, "bf", name);
         assert_eq!(field(&mut c, "bf_tdigest_keys"), "0");
-        assert_eq!(
-            c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEd$"]),
-            ok()
-        );
-        sub.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        let mut sub = subscribe_keyspace(&s, &mut c);
         let writes: &[&[&str]] = &[
             &["TDIGEST.CREATE", "t", "COMPRESSION", "5"],
             &["TDIGEST.ADD", "t", "1", "2", "3"],
@@ -550,16 +561,17 @@ fn tdigest_info_section_and_keyspace_events() {
         ];
         for w in writes {
             assert_eq!(c.cmd(w), ok(), "{w:?}");
-            let msg = sub.read();
-            let parts = msg.as_array();
-            assert_eq!(parts[2], bulk(format!("__keyspace@0__:{}", w[1])));
-            assert_eq!(parts[3], bulk(w[0].to_lowercase()), "{w:?}");
+            assert_event(&mut sub, w);
         }
         // Reads (even those that compress) and failed writes publish nothing.
-        c.cmd(&["TDIGEST.QUANTILE", "m", "0.5"]);
-        c.cmd(&["TDIGEST.ADD", "t", "x"]);
-        c.cmd(&["SET", "marker", "1"]);
-        assert_eq!(sub.read().as_array()[3], bulk("set"));
+        assert_silent(
+            &mut c,
+            &mut sub,
+            &[
+                &["TDIGEST.QUANTILE", "m", "0.5"],
+                &["TDIGEST.ADD", "t", "x"],
+            ],
+        );
         assert_eq!(field(&mut c, "bf_tdigest_keys"), "2");
         let memory = |c: &mut Conn, k: &str| c.cmd(&["TDIGEST.INFO", k]).as_array()[17].as_int();
         let total = memory(&mut c, "t") + memory(&mut c, "m");

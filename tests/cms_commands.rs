@@ -4,24 +4,6 @@
 mod common;
 use common::*;
 
-fn arity(name: &str) -> Reply {
-    err(&format!(
-        "ERR wrong number of arguments for '{name}' command"
-    ))
-}
-
-/// Runs `f` on a fresh server of every flavor, once per protocol.
-fn each(f: impl Fn(&mut Conn, bool)) {
-    for flavor in flavors() {
-        for resp3 in [false, true] {
-            let s = Server::start(flavor, Module::Rsbloom);
-            let mut c = if resp3 { s.conn3() } else { s.conn() };
-            f(&mut c, resp3);
-            alive(&mut c);
-        }
-    }
-}
-
 fn ints(v: &[i64]) -> Reply {
     arr(v.iter().map(|&i| int(i)).collect())
 }

@@ -64,6 +64,13 @@ enum Case {
     },
 }
 
+/// A server whose DUMP payloads the mutators can parse.
+fn uncompressed_server(flavor: Flavor) -> Server {
+    Server::builder(flavor, Module::Rsbloom)
+        .uncompressed_rdb()
+        .start()
+}
+
 /// The header and the data chunks of a full SCANDUMP (end marker unchecked).
 fn scandump(c: &mut Conn, fam: Fam, key: &str) -> (Vec<u8>, Vec<(i64, Vec<u8>)>) {
     let cmd = fam.cmd("SCANDUMP");
@@ -648,10 +655,7 @@ fn cases(sources: &[Source], seed: u64) -> Vec<Case> {
 #[test]
 fn corrupt_restore_payloads_and_loadchunk_sequences_are_contained() {
     for flavor in flavors() {
-        let s = Server::builder(flavor, Module::Rsbloom)
-            .arg("--rdbcompression")
-            .arg("no")
-            .start();
+        let s = uncompressed_server(flavor);
         let mut c = s.conn();
         let sources = genuine_sources(&mut c);
         // Bystanders.
@@ -662,10 +666,7 @@ fn corrupt_restore_payloads_and_loadchunk_sequences_are_contained() {
         assert!(!c
             .cmd(&["CF.INSERT", "cf0", "ITEMS", "a", "b", "c", "d", "e"])
             .is_error());
-        let bystanders: Vec<(&str, Reply)> = ["str", "bf0", "cf0"]
-            .iter()
-            .map(|k| (*k, c.cmd(&["DUMP", k])))
-            .collect();
+        let bystanders = dumps(&mut c, &["str", "bf0", "cf0"]);
         let all = cases(&sources, 0xc0ff_ee00 + flavor as u64);
         assert!(all.len() >= 1000, "only {} cases", all.len());
         let mut tally = BTreeMap::new();
@@ -681,14 +682,10 @@ fn corrupt_restore_payloads_and_loadchunk_sequences_are_contained() {
             }
             assert_eq!(c.cmd(&["PING"]), Reply::Simple("PONG".into()), "case {n}");
             if n % 50 == 0 {
-                for (k, d) in &bystanders {
-                    assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed by case {n}");
-                }
+                assert_unchanged(&mut c, &bystanders, &format!(" by case {n}"));
             }
         }
-        for (k, d) in &bystanders {
-            assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed");
-        }
+        assert_unchanged(&mut c, &bystanders, "");
         assert_eq!(c.cmd(&["BF.EXISTS", "bf0", "b"]), int(1));
         assert_eq!(c.cmd(&["CF.EXISTS", "cf0", "e"]), int(1));
         // The generator really exercised both outcomes on both types.
@@ -709,6 +706,69 @@ fn corrupt_restore_payloads_and_loadchunk_sequences_are_contained() {
         assert!(count("BF.LOADCHUNK chunk") >= 10, "{tally:?}");
         assert!(count("CF.LOADCHUNK chunk") >= 10, "{tally:?}");
     }
+}
+
+/// The DUMP of each bystander key, to compare after the cases.
+fn dumps<'a>(c: &mut Conn, keys: &[&'a str]) -> Vec<(&'a str, Reply)> {
+    keys.iter().map(|k| (*k, c.cmd(&["DUMP", k]))).collect()
+}
+
+/// Every bystander still has its exact DUMP; `when` ends the message.
+fn assert_unchanged(c: &mut Conn, bystanders: &[(&str, Reply)], when: &str) {
+    for (k, d) in bystanders {
+        assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed{when}");
+    }
+}
+
+/// How many cases ended in exactly `outcome`.
+fn tallied(tally: &BTreeMap<String, usize>, outcome: &str) -> usize {
+    tally.get(outcome).copied().unwrap_or(0)
+}
+
+/// `key`'s DUMP restores (as `copy`) to the same DUMP.
+fn own_dump_restores(c: &mut Conn, key: &str) -> Result<(), String> {
+    let payload = c.cmd(&["DUMP", key]);
+    let r = c.cmd(&args![
+        "RESTORE",
+        "copy",
+        "0",
+        payload.as_bytes(),
+        "REPLACE"
+    ]);
+    if r != ok() || c.cmd(&["DUMP", "copy"]) != payload {
+        return Err(format!("own DUMP does not restore: {r:?}"));
+    }
+    Ok(())
+}
+
+/// RESTOREs each payload as `victim` (with `victim` and `copy` deleted
+/// first). A refusal must leave no key and is tallied by its error; an
+/// accepted value must pass `check` (given the case number), whose Ok is
+/// tallied. After every case the server answers and the bystanders keep
+/// their DUMP.
+fn restore_each(
+    c: &mut Conn,
+    flavor: Flavor,
+    payloads: &[Vec<u8>],
+    bystanders: &[(&str, Reply)],
+    mut check: impl FnMut(&mut Conn, usize) -> Result<String, String>,
+) -> BTreeMap<String, usize> {
+    let mut tally = BTreeMap::new();
+    for (n, payload) in payloads.iter().enumerate() {
+        c.cmd(&["DEL", "victim", "copy"]);
+        let outcome = match c.cmd(&args!["RESTORE", "victim", "0", payload]) {
+            Reply::Simple(s) if s == "OK" => check(c, n),
+            Reply::Error(e) if c.cmd(&["EXISTS", "victim"]) == int(0) => Ok(e),
+            other => Err(format!("RESTORE {other:?}, key left behind?")),
+        };
+        match outcome {
+            Ok(k) => *tally.entry(k).or_default() += 1,
+            Err(e) => panic!("{flavor:?} case {n}: {e}\npayload {payload:02x?}"),
+        }
+        alive(c);
+        assert_unchanged(c, bystanders, &format!(" by case {n}"));
+    }
+    tally
 }
 
 /// docs/differences.md §1 item 9: a legitimately built chain of ~1000 links restores.
@@ -819,13 +879,7 @@ fn check_sketch(c: &mut Conn, key: &str) -> Result<(), String> {
             return Err(format!("{cmd:?}: {r:?}"));
         }
     }
-    let payload = c.cmd(&["DUMP", key]);
-    c.cmd(&["DEL", "copy"]);
-    let r = c.cmd(&args!["RESTORE", "copy", "0", payload.as_bytes()]);
-    if r != ok() || c.cmd(&["DUMP", "copy"]) != payload {
-        return Err(format!("own DUMP does not restore: {r:?}"));
-    }
-    Ok(())
+    own_dump_restores(c, key)
 }
 
 /// Corrupt CMS payloads: every RESTORE answers an error and leaves no key,
@@ -834,10 +888,7 @@ fn check_sketch(c: &mut Conn, key: &str) -> Result<(), String> {
 #[test]
 fn corrupt_cms_payloads_are_contained() {
     for flavor in flavors() {
-        let s = Server::builder(flavor, Module::Rsbloom)
-            .arg("--rdbcompression")
-            .arg("no")
-            .start();
+        let s = uncompressed_server(flavor);
         let mut c = s.conn();
         let sources = cms_sources(&mut c);
         let ver = dump::rdb_version(&sources[0]);
@@ -850,10 +901,7 @@ fn corrupt_cms_payloads_are_contained() {
         ] {
             assert!(!line(&mut c, cmd).is_error(), "{cmd}");
         }
-        let bystanders: Vec<(&str, Reply)> = ["str", "bf0", "cf0", "cms0"]
-            .iter()
-            .map(|k| (*k, c.cmd(&["DUMP", k])))
-            .collect();
+        let bystanders = dumps(&mut c, &["str", "bf0", "cf0", "cms0"]);
         let mut rng = SmallRng::seed_from_u64(0xc0de_c005 + flavor as u64);
         let mut cases = cms_crafted(ver);
         for payload in &sources {
@@ -868,26 +916,12 @@ fn corrupt_cms_payloads_are_contained() {
             };
             cases.extend((0..100).map(|_| mutate_payload(&mut rng, &src)));
         }
-        let mut tally: BTreeMap<String, usize> = BTreeMap::new();
-        for (n, payload) in cases.iter().enumerate() {
-            c.cmd(&["DEL", "victim"]);
-            let outcome = match c.cmd(&args!["RESTORE", "victim", "0", payload]) {
-                Reply::Simple(s) if s == "OK" => match c.cmd(&["TYPE", "victim"]).as_bytes() {
-                    b"CMSk-TYPE" => check_sketch(&mut c, "victim").map(|_| "restored".into()),
-                    _ => Ok("restored another type".into()),
-                },
-                Reply::Error(e) if c.cmd(&["EXISTS", "victim"]) == int(0) => Ok(e),
-                other => Err(format!("RESTORE {other:?}, key left behind?")),
-            };
-            match outcome {
-                Ok(k) => *tally.entry(k).or_default() += 1,
-                Err(e) => panic!("{flavor:?} case {n}: {e}\npayload {payload:02x?}"),
+        let tally = restore_each(&mut c, flavor, &cases, &bystanders, |c, _| {
+            match c.cmd(&["TYPE", "victim"]).as_bytes() {
+                b"CMSk-TYPE" => check_sketch(c, "victim").map(|_| "restored".into()),
+                _ => Ok("restored another type".into()),
             }
-            alive(&mut c);
-        }
-        for (k, d) in &bystanders {
-            assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed");
-        }
+        });
         assert_eq!(c.cmd(&["CMS.QUERY", "cms0", "a"]), arr(vec![int(5)]));
         eprintln!("{flavor:?}: {} CMS cases: {tally:#?}", cases.len());
         // Every crafted value of §7 is refused; mutations do both.
@@ -896,14 +930,8 @@ fn corrupt_cms_payloads_are_contained() {
             let r = c.cmd(&args!["RESTORE", "victim", "0", crafted]);
             assert_eq!(r, err("ERR Bad data format"), "crafted case {n}");
         }
-        assert!(
-            tally.get("restored").copied().unwrap_or(0) >= 60,
-            "{tally:?}"
-        );
-        assert!(
-            tally.get("ERR Bad data format").copied().unwrap_or(0) >= 100,
-            "{tally:?}"
-        );
+        assert!(tallied(&tally, "restored") >= 60, "{tally:?}");
+        assert!(tallied(&tally, "ERR Bad data format") >= 100, "{tally:?}");
     }
 }
 
@@ -1020,37 +1048,19 @@ fn check_topk(c: &mut Conn, key: &str) -> Result<(), String> {
             return Err(format!("{cmd:?}: {r:?}"));
         }
     }
-    let payload = c.cmd(&["DUMP", key]);
-    let r = c.cmd(&args![
-        "RESTORE",
-        "copy",
-        "0",
-        payload.as_bytes(),
-        "REPLACE"
-    ]);
-    if r != ok() || c.cmd(&["DUMP", "copy"]) != payload {
-        return Err(format!("DUMP/RESTORE round trip: {r:?}"));
-    }
-    c.cmd(&["DEL", "copy"]);
-    Ok(())
+    own_dump_restores(c, key)
 }
 
 #[test]
 fn corrupt_topk_payloads_are_contained() {
     for flavor in flavors() {
-        let s = Server::builder(flavor, Module::Rsbloom)
-            .arg("--rdbcompression")
-            .arg("no")
-            .start();
+        let s = uncompressed_server(flavor);
         let mut c = s.conn();
         let sources = topk_sources(&mut c);
         assert_eq!(c.cmd(&["SET", "str", "bystander"]), ok());
         assert_eq!(c.cmd(&["TOPK.RESERVE", "tk0", "3", "8", "7", "0.9"]), ok());
         assert!(!c.cmd(&["TOPK.ADD", "tk0", "a", "b", "a"]).is_error());
-        let bystanders: Vec<(&str, Reply)> = ["str", "tk0"]
-            .iter()
-            .map(|k| (*k, c.cmd(&["DUMP", k])))
-            .collect();
+        let bystanders = dumps(&mut c, &["str", "tk0"]);
         let mut rng = SmallRng::seed_from_u64(0x70b0_c0de + flavor as u64);
         let mut payloads: Vec<Vec<u8>> = Vec::new();
         for src in &sources {
@@ -1058,34 +1068,11 @@ fn corrupt_topk_payloads_are_contained() {
             payloads.extend(topk_crafted(src));
             payloads.extend((0..120).map(|_| mutate_payload(&mut rng, src)));
         }
-        let mut tally = BTreeMap::new();
-        for (n, payload) in payloads.iter().enumerate() {
-            c.cmd(&["DEL", "victim"]);
-            let outcome = match c.cmd(&args!["RESTORE", "victim", "0", payload]) {
-                Reply::Simple(s) if s == "OK" => {
-                    if let Err(e) = check_topk(&mut c, "victim") {
-                        panic!("{flavor:?} case {n}: {e}\npayload {payload:02x?}");
-                    }
-                    "restored".to_string()
-                }
-                Reply::Error(e) => {
-                    assert_eq!(
-                        c.cmd(&["EXISTS", "victim"]),
-                        int(0),
-                        "{flavor:?} case {n}: {e}"
-                    );
-                    format!("RESTORE: {e}")
-                }
-                other => panic!("{flavor:?} case {n}: RESTORE replied {other:?}"),
-            };
-            *tally.entry(outcome).or_insert(0usize) += 1;
-            alive(&mut c);
-        }
-        for (k, d) in &bystanders {
-            assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed");
-        }
+        let tally = restore_each(&mut c, flavor, &payloads, &bystanders, |c, _| {
+            check_topk(c, "victim").map(|()| "restored".into())
+        });
         eprintln!("{flavor:?}: {} Top-K cases: {tally:#?}", payloads.len());
-        let restored = tally.get("restored").copied().unwrap_or(0);
+        let restored = tallied(&tally, "restored");
         assert!(restored >= 40, "{tally:?}");
         assert!(payloads.len() - restored >= 300, "{tally:?}");
     }
@@ -1297,10 +1284,7 @@ fn corrupt_tdigest_payloads_are_refused_or_work() {
         assert_eq!(c.cmd(&["SET", "str", "bystander"]), ok());
         assert_eq!(line(&mut c, "TDIGEST.CREATE td0 COMPRESSION 30"), ok());
         assert_eq!(line(&mut c, "TDIGEST.ADD td0 1 2 3 4 5 6 7 8 9"), ok());
-        let bystanders: Vec<(&str, Reply)> = ["str", "td0"]
-            .iter()
-            .map(|k| (*k, c.cmd(&["DUMP", k])))
-            .collect();
+        let bystanders = dumps(&mut c, &["str", "td0"]);
         let mut rng = SmallRng::seed_from_u64(0x7d16_e570 + flavor as u64);
         let mut payloads = crafted_tdigest(ver);
         let crafted = payloads.len();
@@ -1308,50 +1292,17 @@ fn corrupt_tdigest_payloads_are_refused_or_work() {
             payloads.push(src.clone());
             payloads.extend((0..60).map(|_| mutate_tdigest(&mut rng, src)));
         }
-        let mut tally: BTreeMap<String, usize> = BTreeMap::new();
-        for (n, p) in payloads.iter().enumerate() {
-            c.cmd(&["DEL", "victim", "copy"]);
-            let r = c.cmd(&args!["RESTORE", "victim", "0", p]);
-            let outcome = match &r {
-                Reply::Simple(s) if s == "OK" => {
-                    if let Err(e) = check_tdigest(&mut c) {
-                        panic!("{flavor:?} payload {n}: {e}\n{p:02x?}");
-                    }
-                    "restored".to_string()
-                }
-                Reply::Error(e) => {
-                    assert_eq!(
-                        c.cmd(&["EXISTS", "victim"]),
-                        int(0),
-                        "{flavor:?} payload {n}"
-                    );
-                    e.clone()
-                }
-                other => panic!("{flavor:?} payload {n}: RESTORE replied {other:?}"),
-            };
+        let tally = restore_each(&mut c, flavor, &payloads, &bystanders, |c, n| {
             if n < crafted {
-                assert_ne!(
-                    outcome, "restored",
-                    "{flavor:?} crafted payload {n} was accepted"
-                );
+                return Err("crafted payload was accepted".into());
             }
-            *tally.entry(outcome).or_default() += 1;
-            alive(&mut c);
-            for (k, d) in &bystanders {
-                assert_eq!(&c.cmd(&["DUMP", k]), d, "{k} changed by payload {n}");
-            }
-        }
+            check_tdigest(c).map(|()| "restored".into())
+        });
         eprintln!(
             "{flavor:?}: {} T-Digest payloads: {tally:#?}",
             payloads.len()
         );
-        assert!(
-            tally.get("restored").copied().unwrap_or(0) >= 20,
-            "{tally:?}"
-        );
-        assert!(
-            tally.get("ERR Bad data format").copied().unwrap_or(0) >= 100,
-            "{tally:?}"
-        );
+        assert!(tallied(&tally, "restored") >= 20, "{tally:?}");
+        assert!(tallied(&tally, "ERR Bad data format") >= 100, "{tally:?}");
     }
 }

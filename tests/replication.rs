@@ -45,6 +45,32 @@ fn restart_empty(replica: &mut Server) {
     replica.restart(false);
 }
 
+/// A master running `master_module`, a replica running `replica_module`
+/// linked to it, and a connection to each.
+fn linked(
+    flavor: Flavor,
+    master_module: Module,
+    replica_module: Module,
+) -> (Server, Server, Conn, Conn) {
+    let master = start(flavor, master_module, None);
+    let replica = start(flavor, replica_module, Some(master.port));
+    let (mc, mut rc) = (master.conn(), replica.conn());
+    wait_link_up(&mut rc);
+    (master, replica, mc, rc)
+}
+
+/// Restarts the replica empty and waits for the full resync this forces;
+/// returns a connection to the restarted replica.
+fn full_resync(mc: &mut Conn, replica: &mut Server) -> Conn {
+    let full = sync_full(mc);
+    restart_empty(replica);
+    let mut rc = replica.conn();
+    wait_link_up(&mut rc);
+    sync(mc, &mut rc);
+    assert_eq!(sync_full(mc), full + 1, "full resync");
+    rc
+}
+
 /// The stream must have produced every outcome the test is about.
 fn assert_coverage(s: &Stream, cross: bool) {
     let mut wanted = vec![
@@ -117,11 +143,8 @@ fn replica_is_identical_after_every_write_command() {
     println!("replication seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
     for flavor in all_flavors() {
         let t0 = Instant::now();
-        let master = start(flavor, Module::Rsbloom, None);
-        let mut replica = start(flavor, Module::Rsbloom, Some(master.port));
-        let mut mc = master.conn();
-        let mut rc = replica.conn();
-        wait_link_up(&mut rc);
+        let (_master, mut replica, mut mc, mut rc) =
+            linked(flavor, Module::Rsbloom, Module::Rsbloom);
 
         let mut stream = Stream::new(seed, false);
         stream.run(&mut mc, STREAM_LEN, 50);
@@ -177,12 +200,7 @@ fn replica_is_identical_after_every_write_command() {
 
         // Full resync: the restarted replica (no RDB of its own) loads the
         // master's RDB.
-        let full = sync_full(&mut mc);
-        restart_empty(&mut replica);
-        let mut rc = replica.conn();
-        wait_link_up(&mut rc);
-        sync(&mut mc, &mut rc);
-        assert_eq!(sync_full(&mut mc), full + 1, "full resync");
+        let mut rc = full_resync(&mut mc, &mut replica);
         check_identical(&mut mc, &mut rc, true, &format!("{flavor:?} full resync"));
         // And the stream goes on on top of the loaded data.
         stream.run(&mut mc, 500, 50);
@@ -208,11 +226,7 @@ fn cross_on(flavor: Flavor, master_module: Module, replica_module: Module) {
     println!(
         "cross replication {master_module:?} -> {replica_module:?} on {flavor:?}: seed {seed} (RSBLOOM_OPS_SEED={seed})"
     );
-    let master = start(flavor, master_module, None);
-    let mut replica = start(flavor, replica_module, Some(master.port));
-    let mut mc = master.conn();
-    let mut rc = replica.conn();
-    wait_link_up(&mut rc);
+    let (_master, mut replica, mut mc, mut rc) = linked(flavor, master_module, replica_module);
     let mut stream = Stream::new(seed, true);
     stream.run(&mut mc, STREAM_LEN, 50);
     assert_coverage(&stream, true);
@@ -222,12 +236,7 @@ fn cross_on(flavor: Flavor, master_module: Module, replica_module: Module) {
     check_identical(&mut mc, &mut rc, false, &what);
 
     // Full resync: the RDB written by one module, loaded by the other.
-    let full = sync_full(&mut mc);
-    restart_empty(&mut replica);
-    let mut rc = replica.conn();
-    wait_link_up(&mut rc);
-    sync(&mut mc, &mut rc);
-    assert_eq!(sync_full(&mut mc), full + 1, "full resync");
+    let mut rc = full_resync(&mut mc, &mut replica);
     check_identical(&mut mc, &mut rc, false, &format!("{what} full resync"));
     stream.run(&mut mc, 500, 50);
     sync(&mut mc, &mut rc);
@@ -254,10 +263,8 @@ fn topk_replica_decays_exactly_like_its_master() {
     let seed = common::stream::seed();
     println!("Top-K replication seed {seed} (RSBLOOM_OPS_SEED={seed} to reproduce)");
     for flavor in flavors() {
-        let master = start(flavor, Module::Rsbloom, None);
-        let mut replica = start(flavor, Module::Rsbloom, Some(master.port));
-        let (mut mc, mut rc) = (master.conn(), replica.conn());
-        wait_link_up(&mut rc);
+        let (_master, mut replica, mut mc, mut rc) =
+            linked(flavor, Module::Rsbloom, Module::Rsbloom);
         let mut stream = common::topk::TopkStream::new(seed);
         stream.run(&mut mc, 6000, true, false);
         sync(&mut mc, &mut rc);
@@ -281,12 +288,7 @@ fn topk_replica_decays_exactly_like_its_master() {
             .error_text()
             .starts_with("READONLY"));
 
-        let full = sync_full(&mut mc);
-        restart_empty(&mut replica);
-        let mut rc = replica.conn();
-        wait_link_up(&mut rc);
-        sync(&mut mc, &mut rc);
-        assert_eq!(sync_full(&mut mc), full + 1, "full resync");
+        let mut rc = full_resync(&mut mc, &mut replica);
         assert_eq!(
             common::topk::state(&mut mc, true),
             common::topk::state(&mut rc, true),
@@ -308,10 +310,7 @@ fn topk_replica_decays_exactly_like_its_master() {
 #[test]
 fn redisbloom_topk_replica_diverges_from_its_master() {
     let flavor = flavors()[0];
-    let master = start(flavor, Module::Reference, None);
-    let replica = start(flavor, Module::Reference, Some(master.port));
-    let (mut mc, mut rc) = (master.conn(), replica.conn());
-    wait_link_up(&mut rc);
+    let (_master, _replica, mut mc, mut rc) = linked(flavor, Module::Reference, Module::Reference);
     let mut cmds = vec![common::diff::sargs(&[
         "TOPK.RESERVE",
         "t",
@@ -345,10 +344,7 @@ fn redisbloom_topk_replica_diverges_from_its_master() {
 #[test]
 fn cf_compact_while_writes_are_paused() {
     for flavor in all_flavors() {
-        let master = start(flavor, Module::Rsbloom, None);
-        let replica = start(flavor, Module::Rsbloom, Some(master.port));
-        let (mut mc, mut rc) = (master.conn(), replica.conn());
-        wait_link_up(&mut rc);
+        let (_master, _replica, mut mc, mut rc) = linked(flavor, Module::Rsbloom, Module::Rsbloom);
         // Four sub-filters (this server allows 4 expansions), then deletions
         // that leave the newest ones nearly empty.
         assert_eq!(mc.cmd(&["CF.RESERVE", "c", "16", "EXPANSION", "1"]), ok());
@@ -397,10 +393,7 @@ fn cms_writes_replicate_exactly() {
     }
     for (flavor, m, r) in pairs {
         let what = format!("{flavor:?} {m:?} -> {r:?}");
-        let master = start(flavor, m, None);
-        let mut replica = start(flavor, r, Some(master.port));
-        let (mut mc, mut rc) = (master.conn(), replica.conn());
-        wait_link_up(&mut rc);
+        let (_master, mut replica, mut mc, mut rc) = linked(flavor, m, r);
         let cmds = common::cms::writes(seed, 3000);
         let replies = mc.pipeline(&cmds);
         let has = |p: &dyn Fn(&Reply) -> bool| replies.iter().any(p);
@@ -417,10 +410,7 @@ fn cms_writes_replicate_exactly() {
         let digests = m == r;
         sync(&mut mc, &mut rc);
         check_identical(&mut mc, &mut rc, digests, &format!("{what} stream"));
-        restart_empty(&mut replica);
-        let mut rc = replica.conn();
-        wait_link_up(&mut rc);
-        sync(&mut mc, &mut rc);
+        let mut rc = full_resync(&mut mc, &mut replica);
         check_identical(&mut mc, &mut rc, digests, &format!("{what} full resync"));
     }
 }

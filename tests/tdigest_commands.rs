@@ -7,26 +7,8 @@ use common::*;
 
 // ---------------------------------------------------------------- helpers
 
-fn arity(name: &str) -> Reply {
-    err(&format!(
-        "ERR wrong number of arguments for '{name}' command"
-    ))
-}
-
 fn td_err(text: &str) -> Reply {
     err(&format!("ERR T-Digest: {text}"))
-}
-
-/// Runs `f` on a fresh server of every flavor, once per protocol.
-fn each(f: impl Fn(&mut Conn, bool)) {
-    for flavor in flavors() {
-        for resp3 in [false, true] {
-            let s = Server::start(flavor, Module::Rsbloom);
-            let mut c = if resp3 { s.conn3() } else { s.conn() };
-            f(&mut c, resp3);
-            alive(&mut c);
-        }
-    }
 }
 
 /// The double a reply carries (RESP2 bulk text, RESP3 `,`).

@@ -7,26 +7,12 @@ use common::*;
 
 // ---------------------------------------------------------------- helpers
 
-fn null(resp3: bool) -> Reply {
-    if resp3 {
-        Reply::Null
-    } else {
-        Reply::Nil
-    }
-}
-
 fn boolean(resp3: bool, v: bool) -> Reply {
     if resp3 {
         Reply::Bool(v)
     } else {
         int(i64::from(v))
     }
-}
-
-fn arity(name: &str) -> Reply {
-    err(&format!(
-        "ERR wrong number of arguments for '{name}' command"
-    ))
 }
 
 /// Expected elements: `Some(item)` a bulk string, `None` a null.
@@ -452,8 +438,7 @@ fn decay_is_deterministic() {
     let flavor = flavors()[0];
     let start = || {
         Server::builder(flavor, Module::Rsbloom)
-            .arg("--rdbcompression")
-            .arg("no")
+            .uncompressed_rdb()
             .start()
     };
     let servers = [start(), start()];

@@ -30,8 +30,7 @@ fn reload_restore_and_copy_keep_every_byte() {
     let keys = common::topk::STREAM_KEYS;
     for flavor in flavors() {
         let s = Server::builder(flavor, Module::Rsbloom)
-            .arg("--rdbcompression")
-            .arg("no")
+            .uncompressed_rdb()
             .start();
         let mut c = s.conn();
         fill(&mut c, 7, 3000);
@@ -206,9 +205,7 @@ fn observe(c: &mut Conn, key: &str) -> Vec<String> {
 }
 
 fn start(flavor: Flavor, module: Module, dir: Option<&Path>, aof: bool) -> Side {
-    let mut b = Server::builder(flavor, module)
-        .arg("--rdbcompression")
-        .arg("no");
+    let mut b = Server::builder(flavor, module).uncompressed_rdb();
     if aof {
         b = b.aof_without_preamble();
     }

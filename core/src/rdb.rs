@@ -8,6 +8,24 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadError;
 
+/// Why a CMS, Cuckoo or Top-K value could not be loaded (the server fails the
+/// load). The variant names are the logged error text (`{:?}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadError {
+    /// An encoding version this module cannot read.
+    UnsupportedVersion,
+    /// Truncated or malformed primitive stream.
+    Read,
+    /// Fields that would make no sound value.
+    Invalid,
+}
+
+impl From<ReadError> for LoadError {
+    fn from(_: ReadError) -> Self {
+        LoadError::Read
+    }
+}
+
 /// Reads the module I/O primitives of docs/module.md §6 in order.
 pub trait RdbSource {
     fn read_unsigned(&mut self) -> Result<u64, ReadError>;

@@ -47,6 +47,15 @@ pub fn simple(s: &str) -> Reply {
     Reply::Simple(s.into())
 }
 
+/// Null bulk in RESP2, null in RESP3.
+pub fn null(resp3: bool) -> Reply {
+    if resp3 {
+        Reply::Null
+    } else {
+        Reply::Nil
+    }
+}
+
 /// Sends a command line split on single spaces.
 pub fn line(c: &mut Conn, cmd: &str) -> Reply {
     c.cmd(&cmd.split(' ').collect::<Vec<_>>())
@@ -55,6 +64,31 @@ pub fn line(c: &mut Conn, cmd: &str) -> Reply {
 /// Asserts the server still answers PING.
 pub fn alive(c: &mut Conn) {
     assert_eq!(c.cmd(&["PING"]), simple("PONG"));
+}
+
+/// The server's error for a wrong number of arguments to `name`.
+pub fn arity(name: &str) -> Reply {
+    err(&format!(
+        "ERR wrong number of arguments for '{name}' command"
+    ))
+}
+
+/// Runs `f` on a fresh server of each of `flavors`, once per protocol
+/// (`true`: RESP3); the server must still answer after.
+pub fn each_of(flavors: Vec<Flavor>, f: impl Fn(&mut Conn, bool)) {
+    for flavor in flavors {
+        for resp3 in [false, true] {
+            let s = Server::start(flavor, Module::Rsbloom);
+            let mut c = if resp3 { s.conn3() } else { s.conn() };
+            f(&mut c, resp3);
+            alive(&mut c);
+        }
+    }
+}
+
+/// [`each_of`] the servers of the current matrix.
+pub fn each(f: impl Fn(&mut Conn, bool)) {
+    each_of(flavors(), f)
 }
 
 /// CONFIG SET of a module config, unprefixed (Redis ≥ 8) or `bf.`-prefixed.

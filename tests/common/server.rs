@@ -340,6 +340,10 @@ impl Builder {
             .arg("--aof-use-rdb-preamble")
             .arg("no")
     }
+    /// RDB strings stored raw, so DUMP payloads can be parsed and mutated.
+    pub fn uncompressed_rdb(self) -> Self {
+        self.arg("--rdbcompression").arg("no")
+    }
     /// AOF on, every write fsynced, RDB preamble `yes` or `no`.
     pub fn aof_fsync_always(self, preamble: &str) -> Self {
         self.arg("--appendonly")

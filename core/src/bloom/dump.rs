@@ -57,21 +57,15 @@ impl Fields<'_> {
     /// One link record: the metadata and its `bytes` field.
     fn link(&mut self) -> Option<(LinkMeta, u64)> {
         let bytes = self.u64()?;
-        let bits = self.u64()?;
-        let size = self.u64()?;
-        let error = self.f64()?;
-        let bpe = self.f64()?;
-        let hashes = u64::from(self.u32()?);
-        let entries = self.u64()?;
-        let n2 = u64::from(self.u8()?);
+        // Struct fields are evaluated as written: in record order.
         let meta = LinkMeta {
-            entries,
-            error,
-            bpe,
-            hashes,
-            bits,
-            n2,
-            size,
+            bits: self.u64()?,
+            size: self.u64()?,
+            error: self.f64()?,
+            bpe: self.f64()?,
+            hashes: u64::from(self.u32()?),
+            entries: self.u64()?,
+            n2: u64::from(self.u8()?),
         };
         Some((meta, bytes))
     }

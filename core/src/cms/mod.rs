@@ -14,8 +14,9 @@ mod sizing;
 #[cfg(test)]
 mod tests;
 
+pub use crate::rdb::LoadError;
 pub use merge::{MergeError, Source};
-pub use rdb::{LoadError, ENCODING_VERSION};
+pub use rdb::ENCODING_VERSION;
 pub use sizing::dims_for_error;
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};

@@ -2,28 +2,10 @@
 //! then the counters as one string.
 
 use super::{byte_len, CountMinSketch};
-use crate::rdb::{RdbSink, RdbSource, ReadError};
+use crate::rdb::{LoadError, RdbSink, RdbSource};
 
 /// The only encoding there ever was.
 pub const ENCODING_VERSION: i32 = 0;
-
-/// Why an RDB value could not be loaded (the server fails the load).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadError {
-    /// An encoding version other than 0.
-    UnsupportedVersion,
-    /// Truncated or malformed primitive stream.
-    Read,
-    /// A zero dimension, `4 · width · depth` beyond 64 bits, or a counter
-    /// string of another length.
-    Invalid,
-}
-
-impl From<ReadError> for LoadError {
-    fn from(_: ReadError) -> Self {
-        LoadError::Read
-    }
-}
 
 impl CountMinSketch {
     pub fn rdb_save<S: RdbSink>(&self, sink: &mut S) {

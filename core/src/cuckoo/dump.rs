@@ -1,7 +1,7 @@
 //! CF.SCANDUMP / CF.LOADCHUNK format (docs/cuckoo.md §14) and the AOF chunk
 //! stream (§15).
 
-use super::{sub_filter_buckets, valid_params, CuckooFilter};
+use super::{sub_filter_buckets, CuckooFilter, Header};
 
 /// Length of the packed little-endian header.
 pub const HEADER_LEN: usize = 38;
@@ -67,33 +67,28 @@ impl CuckooFilter {
 
     fn parse_header(data: &[u8], max_bucket_size: u16) -> Option<Self> {
         let mut r = Fields(data);
-        let (num_items, num_buckets, num_deletes) = (r.u64()?, r.u64()?, r.u64()?);
-        // The C field is 16 bits wide: the count is taken modulo 2^16.
-        let num_filters = r.u64()? as u16;
-        let (bucket_size, max_iterations, expansion) = (r.u16()?, r.u16()?, r.u16()?);
-        if num_filters == 0
-            || !valid_params(
-                num_buckets,
-                bucket_size,
-                max_iterations,
-                expansion,
-                max_bucket_size,
-            )
-        {
-            return None;
-        }
+        // Struct fields are evaluated as written: in header order.
+        let h = Header {
+            num_items: r.u64()?,
+            num_buckets: r.u64()?,
+            num_deletes: r.u64()?,
+            // The C field is 16 bits wide: the count is taken modulo 2^16.
+            num_filters: r.u64()? as u16,
+            bucket_size: r.u16()?,
+            max_iterations: r.u16()?,
+            expansion: r.u16()?,
+        };
+        let mut cf = h.empty_filter(max_bucket_size)?;
         // Every sub-filter size is checked before anything is allocated: a
         // header whose 55th sub-filter overflows must not first allocate (and,
         // on servers without try-calloc, touch) gigabytes for the earlier ones.
-        for i in 0..num_filters {
-            sub_filter_buckets(num_buckets, expansion, i)?.checked_mul(u64::from(bucket_size))?;
+        for i in 0..h.num_filters {
+            sub_filter_buckets(h.num_buckets, h.expansion, i)?
+                .checked_mul(u64::from(h.bucket_size))?;
         }
-        let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
-        cf.num_items = num_items;
-        cf.num_deletes = num_deletes;
         let mut filters = Vec::new();
-        filters.try_reserve_exact(usize::from(num_filters)).ok()?;
-        for i in 0..num_filters {
+        filters.try_reserve_exact(usize::from(h.num_filters)).ok()?;
+        for i in 0..h.num_filters {
             filters.push(cf.new_sub_filter(usize::from(i)).ok()?);
         }
         cf.filters = filters.into_boxed_slice();

@@ -13,8 +13,9 @@ mod subfilter;
 #[cfg(test)]
 mod tests;
 
+pub use crate::rdb::LoadError;
 pub use dump::{ChunkError, HeaderError, CHUNK_MAX, HEADER_LEN};
-pub use rdb::{LegacyDefaults, LoadError, ENCODING_VERSION};
+pub use rdb::{LegacyDefaults, ENCODING_VERSION};
 
 use crate::alloc::{try_push_exact, try_zeroed, AllocError};
 use crate::hash::murmur64a;
@@ -85,6 +86,44 @@ fn valid_params(
         && max_iterations != 0
         // Only power-of-two growth keeps every N_i a power of two (docs/differences.md §1 item 5).
         && (expansion == 0 || expansion.is_power_of_two())
+}
+
+/// The fields both a SCANDUMP header and an RDB value store.
+struct Header {
+    num_items: u64,
+    num_buckets: u64,
+    num_deletes: u64,
+    num_filters: u16,
+    bucket_size: u16,
+    max_iterations: u16,
+    expansion: u16,
+}
+
+impl Header {
+    /// The filter without sub-filters (nothing allocated yet), or None when
+    /// the fields make no sound filter.
+    fn empty_filter(&self, max_bucket_size: u16) -> Option<CuckooFilter> {
+        if self.num_filters == 0
+            || !valid_params(
+                self.num_buckets,
+                self.bucket_size,
+                self.max_iterations,
+                self.expansion,
+                max_bucket_size,
+            )
+        {
+            return None;
+        }
+        let mut cf = CuckooFilter::empty(
+            self.num_buckets,
+            self.bucket_size,
+            self.max_iterations,
+            self.expansion,
+        );
+        cf.num_items = self.num_items;
+        cf.num_deletes = self.num_deletes;
+        Some(cf)
+    }
 }
 
 /// Why `CuckooFilter::new` failed.

@@ -1,7 +1,7 @@
 //! Cuckoo RDB value (`MBbloomCF`, docs/cuckoo.md §13).
 
-use super::{next_pow2, sub_filter_buckets, valid_params, CuckooFilter, SubFilter};
-use crate::rdb::{RdbSink, RdbSource, ReadError};
+use super::{next_pow2, sub_filter_buckets, CuckooFilter, Header, SubFilter};
+use crate::rdb::{LoadError, RdbSink, RdbSource};
 
 /// Encoding version written; also the first one carrying the per-filter
 /// parameters and per-sub-filter bucket counts.
@@ -14,23 +14,6 @@ pub struct LegacyDefaults {
     pub bucket_size: u16,
     pub max_iterations: u16,
     pub expansion: u16,
-}
-
-/// Why an RDB value could not be loaded (Redis fails the load either way).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadError {
-    /// Encoding version newer than 4.
-    UnsupportedVersion,
-    /// Truncated or malformed primitive stream.
-    Read,
-    /// Parameters or buffer sizes that would make an unsound filter.
-    Invalid,
-}
-
-impl From<ReadError> for LoadError {
-    fn from(_: ReadError) -> Self {
-        LoadError::Read
-    }
 }
 
 impl CuckooFilter {
@@ -95,20 +78,18 @@ impl CuckooFilter {
                 expansion.ok_or(LoadError::Invalid)?,
             )
         };
-        if num_filters == 0
-            || !valid_params(
-                num_buckets,
-                bucket_size,
-                max_iterations,
-                expansion,
-                max_bucket_size,
-            )
-        {
-            return Err(LoadError::Invalid);
-        }
-        let mut cf = Self::empty(num_buckets, bucket_size, max_iterations, expansion);
-        cf.num_items = num_items;
-        cf.num_deletes = num_deletes;
+        let header = Header {
+            num_items,
+            num_buckets,
+            num_deletes,
+            num_filters,
+            bucket_size,
+            max_iterations,
+            expansion,
+        };
+        let mut cf = header
+            .empty_filter(max_bucket_size)
+            .ok_or(LoadError::Invalid)?;
         let mut filters = Vec::new();
         filters
             .try_reserve_exact(usize::from(num_filters))

@@ -13,8 +13,9 @@ mod rdb;
 #[cfg(test)]
 mod tests;
 
+pub use crate::rdb::LoadError;
 pub use heap::{cstr, Heap, HeapEntry};
-pub use rdb::{LoadError, ENCODING_VERSION};
+pub use rdb::ENCODING_VERSION;
 
 use crate::alloc::{try_copy, try_zeroed, AllocError, Block};
 use crate::hash::{murmur2, murmur2_seeds};

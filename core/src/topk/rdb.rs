@@ -2,30 +2,13 @@
 
 use super::heap::cstr;
 use super::{bucket_bytes, Heap, TopK};
-use crate::rdb::{RdbSink, RdbSource, ReadError};
+use crate::rdb::{LoadError, RdbSink, RdbSource};
 
 /// The only encoding there ever was.
 pub const ENCODING_VERSION: i32 = 0;
 
 /// Bytes of one saved heap record: fp, itemlen, item pointer, count, padding.
 const RECORD: usize = 24;
-
-/// Why an RDB value could not be loaded (Redis fails the load either way).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadError {
-    /// Encoding version newer than 0.
-    UnsupportedVersion,
-    /// Truncated or malformed primitive stream.
-    Read,
-    /// Sizes or item strings that make no sound Top-K, or memory too short.
-    Invalid,
-}
-
-impl From<ReadError> for LoadError {
-    fn from(_: ReadError) -> Self {
-        LoadError::Read
-    }
-}
 
 impl TopK {
     /// Writes the value. The item-pointer field of heap record 0 carries the
