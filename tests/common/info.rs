@@ -69,6 +69,20 @@ pub fn wait_aof_rewrite(c: &mut Conn) {
     });
 }
 
+/// Forks a snapshot (BGSAVE, retried while another child runs) and waits
+/// until it is written.
+pub fn bgsave_and_wait(c: &mut Conn) {
+    super::wait::until("BGSAVE accepted", super::wait::STATE, || {
+        match c.cmd(&["BGSAVE"]) {
+            super::Reply::Error(e) => Err(e),
+            _ => Ok(()),
+        }
+    });
+    wait_for(c, "persistence", super::wait::STATE, |i| {
+        find(i, "rdb_bgsave_in_progress") == Some("0")
+    });
+}
+
 /// Waits until a replica's link to its master is up.
 pub fn wait_link_up(replica: &mut Conn) {
     wait_for(replica, "replication", super::wait::STATE, |i| {
