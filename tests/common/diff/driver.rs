@@ -132,8 +132,6 @@ pub trait Family: Sized {
     fn rng(&mut self) -> &mut SmallRng;
     /// Creates the fixed keys on both fresh servers.
     fn setup(&mut self, d: &mut Pair);
-    /// Recreates `key`, just deleted by a reset, if it is a fixed key.
-    fn recreate(&mut self, d: &mut Pair, key: &[u8]);
     fn next(&mut self) -> Step<Self::Kind, Self::Action>;
     /// Coverage classes of a reference reply.
     fn outcomes(&self, reply: &Reply) -> Vec<String>;
@@ -155,6 +153,9 @@ pub trait Family: Sized {
             .map(|((o, a), b)| (o, a, b))
             .collect()
     }
+
+    /// Recreates `key`, just deleted by a reset, if the family keeps it.
+    fn recreate(&mut self, _d: &mut Pair, _key: &[u8]) {}
 
     /// Both sides gave `reply` to `args`.
     fn agreed(&mut self, _args: &[Vec<u8>], _reply: &Reply) {}
@@ -434,7 +435,7 @@ impl<F: Family> Runner<F> {
         }
     }
 
-    /// Deletes `key` on both sides (a fixed key is recreated).
+    /// Deletes `key` on both sides (the family may recreate it).
     fn reset(&mut self, key: &[u8], why: &'static str) {
         *self.d.stats.resets.entry(why).or_default() += 1;
         let del = vec![b"DEL".to_vec(), key.to_vec()];
