@@ -105,10 +105,6 @@ impl Gen {
         xs.choose(&mut self.rng).unwrap().clone()
     }
 
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.gen_range(0..100) < percent
-    }
-
     fn s(&mut self, xs: &[&str]) -> Vec<u8> {
         self.pick(xs).as_bytes().to_vec()
     }
@@ -126,21 +122,6 @@ impl Gen {
         let n = KEYS.len();
         let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
         KEYS[i].as_bytes().to_vec()
-    }
-
-    fn cmd(&mut self, name: &str) -> Vec<u8> {
-        if self.chance(85) {
-            return name.as_bytes().to_vec();
-        }
-        name.bytes()
-            .map(|b| {
-                if self.rng.gen() {
-                    b.to_ascii_lowercase()
-                } else {
-                    b
-                }
-            })
-            .collect()
     }
 
     fn item(&mut self) -> Vec<u8> {
@@ -311,21 +292,6 @@ impl Gen {
         a
     }
 
-    fn mangle_arity(&mut self, mut args: Args) -> Args {
-        if self.chance(3) {
-            if self.rng.gen() && args.len() > 1 {
-                let n = self.rng.gen_range(1..args.len());
-                args.truncate(n);
-            } else {
-                for _ in 0..self.rng.gen_range(1..3) {
-                    let extra = self.item();
-                    args.push(extra);
-                }
-            }
-        }
-        args
-    }
-
     fn next_op(&mut self) -> Op<Kind> {
         if let Some(op) = self.queue.pop_front() {
             return op;
@@ -358,7 +324,7 @@ impl Gen {
             920..=969 => sargs(&["TYPE", std::str::from_utf8(&key).unwrap_or("k0")]),
             _ => vec![b"DEL".to_vec(), key.clone()],
         };
-        let args = self.mangle_arity(args);
+        let args = self.mangle_arity(args, Self::item);
         if KEYS.iter().any(|k| k.as_bytes() == key) && upper(&args[0]).starts_with("CMS.INIT") {
             // Often start over, so that creation really creates.
             if self.chance(25) {
@@ -505,6 +471,12 @@ impl Gen {
     }
 }
 
+impl Draw for Gen {
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
+    }
+}
+
 impl Family for Gen {
     type Kind = Kind;
     type Action = Infallible;
@@ -514,10 +486,6 @@ impl Family for Gen {
 
     fn name(&self) -> &'static str {
         "CMS"
-    }
-
-    fn rng(&mut self) -> &mut SmallRng {
-        &mut self.rng
     }
 
     fn setup(&mut self, d: &mut Pair) {

@@ -455,10 +455,6 @@ impl Gen {
         xs.choose(&mut self.rng).unwrap().clone()
     }
 
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.gen_range(0..100) < percent
-    }
-
     fn key(&mut self) -> Vec<u8> {
         match self.rng.gen_range(0..100) {
             0..=84 => {
@@ -471,22 +467,6 @@ impl Gen {
             85..=89 => self.pinned.clone(),
             _ => self.pick(&self.other.clone()),
         }
-    }
-
-    fn cmd(&mut self, name: &str) -> Vec<u8> {
-        // Command names are case-insensitive; vary the case.
-        if self.chance(80) {
-            return name.as_bytes().to_vec();
-        }
-        name.bytes()
-            .map(|b| {
-                if self.rng.gen() {
-                    b.to_ascii_lowercase()
-                } else {
-                    b
-                }
-            })
-            .collect()
     }
 
     fn item(&mut self) -> Vec<u8> {
@@ -607,26 +587,11 @@ impl Gen {
     /// Often deletes a key before (re)creating it, so creation commands
     /// actually create filters (queued after the DEL).
     fn maybe_fresh(&mut self, key: Vec<u8>, args: Args) -> Args {
-        let args = self.mangle_arity(args);
+        let args = self.mangle_arity(args, Self::item);
         if self.keys.contains(&key) && self.chance(20) {
             let op = self.finish(args);
             self.queue.push_back(op);
             return vec![b"DEL".to_vec(), key];
-        }
-        args
-    }
-
-    fn mangle_arity(&mut self, mut args: Args) -> Args {
-        if self.chance(3) {
-            if self.rng.gen() && args.len() > 1 {
-                let n = self.rng.gen_range(1..args.len());
-                args.truncate(n);
-            } else {
-                for _ in 0..self.rng.gen_range(1..3) {
-                    let extra = self.item();
-                    args.push(extra);
-                }
-            }
         }
         args
     }
@@ -692,7 +657,7 @@ impl Gen {
             }
             _ => vec![b"DEL".to_vec(), self.pick(&self.keys.clone())],
         };
-        args = self.mangle_arity(args);
+        args = self.mangle_arity(args, Self::item);
         args
     }
 
@@ -893,7 +858,7 @@ impl Gen {
             }
             _ => vec![b"DEL".to_vec(), self.pick(&self.keys.clone())],
         };
-        self.mangle_arity(args)
+        self.mangle_arity(args, Self::item)
     }
 
     /// LOADCHUNK from the stream's own SCANDUMPs: verbatim, corrupted, or a
@@ -1102,6 +1067,14 @@ fn outcome_keys(r: &Reply) -> Vec<String> {
     }
 }
 
+impl Draw for Gen {
+    const CASE_KEPT: u32 = 80;
+
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
+    }
+}
+
 impl Family for Gen {
     type Kind = ();
     type Action = Infallible;
@@ -1109,10 +1082,6 @@ impl Family for Gen {
 
     fn name(&self) -> &'static str {
         self.fam.prefix()
-    }
-
-    fn rng(&mut self) -> &mut SmallRng {
-        &mut self.rng
     }
 
     fn setup(&mut self, d: &mut Pair) {

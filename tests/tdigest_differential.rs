@@ -116,10 +116,6 @@ impl Gen {
         }
     }
 
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.gen_range(0..100) < percent
-    }
-
     fn pick(&mut self, xs: &[&str]) -> Vec<u8> {
         xs.choose(&mut self.rng).unwrap().as_bytes().to_vec()
     }
@@ -133,22 +129,6 @@ impl Gen {
             }
             92..=95 => self.pick(&[STRING_KEY, OTHER_TYPE]),
             _ => b"missing".to_vec(),
-        }
-    }
-
-    fn cmd(&mut self, name: &str) -> Vec<u8> {
-        if self.chance(85) {
-            name.as_bytes().to_vec()
-        } else {
-            name.bytes()
-                .map(|b| {
-                    if self.rng.gen() {
-                        b.to_ascii_lowercase()
-                    } else {
-                        b
-                    }
-                })
-                .collect()
         }
     }
 
@@ -301,11 +281,12 @@ impl Gen {
             98 => vec![b"DEL".to_vec(), key],
             _ => return self.large(key),
         };
-        let args = self.mangle_arity(args);
+        let args = self.wrong_arity(args);
         Op::new(args)
     }
 
-    fn mangle_arity(&mut self, mut args: Args) -> Args {
+    /// Now and then (3 %) the wrong arity: cut short, or one value more.
+    fn wrong_arity(&mut self, mut args: Args) -> Args {
         if self.chance(3) {
             if self.rng.gen() && args.len() > 1 {
                 let n = self.rng.gen_range(1..args.len());
@@ -348,7 +329,7 @@ impl Gen {
     /// Usually DEL first, so that CREATE really creates.
     fn create_fresh(&mut self, key: Vec<u8>) -> Op {
         let create = self.create_args(key.clone());
-        let create = self.mangle_arity(create);
+        let create = self.wrong_arity(create);
         if self.chance(25) {
             self.queue.push_back(Op::new(create));
             return Op::new(vec![b"DEL".to_vec(), key]);
@@ -511,6 +492,12 @@ fn is_single_observation(payload: &[u8]) -> bool {
 // The family
 // ---------------------------------------------------------------------------
 
+impl Draw for Gen {
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
+    }
+}
+
 impl Family for Gen {
     type Kind = ();
     type Action = Infallible;
@@ -521,10 +508,6 @@ impl Family for Gen {
 
     fn name(&self) -> &'static str {
         "T-Digest"
-    }
-
-    fn rng(&mut self) -> &mut SmallRng {
-        &mut self.rng
     }
 
     /// Keys of other types (the stream may overwrite or delete them).

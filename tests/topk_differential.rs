@@ -170,10 +170,6 @@ const BAD_INTS: &[&str] = &[
 ];
 
 impl Gen {
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.gen_range(0..100) < percent
-    }
-
     fn pick(&mut self, xs: &[&str]) -> Vec<u8> {
         xs.choose(&mut self.rng).unwrap().as_bytes().to_vec()
     }
@@ -204,21 +200,6 @@ impl Gen {
         } else {
             self.key()
         }
-    }
-
-    fn cmd(&mut self, name: &str) -> Vec<u8> {
-        if self.chance(85) {
-            return name.as_bytes().to_vec();
-        }
-        name.bytes()
-            .map(|b| {
-                if self.rng.gen() {
-                    b.to_ascii_lowercase()
-                } else {
-                    b
-                }
-            })
-            .collect()
     }
 
     fn item(&mut self, nul: bool) -> Vec<u8> {
@@ -318,21 +299,6 @@ impl Gen {
         vec![self.cmd("TOPK.RESERVE"), key, k, w, d, decay]
     }
 
-    fn mangle_arity(&mut self, mut args: Args) -> Args {
-        if self.chance(3) {
-            if self.rng.gen() && args.len() > 1 {
-                let n = self.rng.gen_range(1..args.len());
-                args.truncate(n);
-            } else {
-                for _ in 0..self.rng.gen_range(1..3) {
-                    let extra = self.item(false);
-                    args.push(extra);
-                }
-            }
-        }
-        args
-    }
-
     fn next_op(&mut self) -> Step<Pings, Move> {
         if let Some(op) = self.queue.pop_front() {
             return Step::Cmd(op);
@@ -423,7 +389,7 @@ impl Gen {
                 }
             }
         };
-        let args = self.mangle_arity(args);
+        let args = self.mangle_arity(args, |g| g.item(false));
         Step::Cmd(self.finish(args))
     }
 
@@ -636,6 +602,12 @@ impl Act<Gen> for Move {
     }
 }
 
+impl Draw for Gen {
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
+    }
+}
+
 impl Family for Gen {
     type Kind = Pings;
     type Action = Move;
@@ -646,10 +618,6 @@ impl Family for Gen {
 
     fn name(&self) -> &'static str {
         "Top-K"
-    }
-
-    fn rng(&mut self) -> &mut SmallRng {
-        &mut self.rng
     }
 
     fn setup(&mut self, d: &mut Pair) {

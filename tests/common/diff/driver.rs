@@ -105,8 +105,49 @@ impl<F> Act<F> for Infallible {
     }
 }
 
+/// The random choices all generators make, from the stream's randomness.
+pub trait Draw {
+    /// How often (%) a command name keeps the case it is written in.
+    const CASE_KEPT: u32 = 85;
+
+    /// The stream's randomness (also draws each batch's protocol).
+    fn rng(&mut self) -> &mut SmallRng;
+
+    fn chance(&mut self, percent: u32) -> bool {
+        self.rng().gen_range(0..100) < percent
+    }
+
+    /// A command name, sometimes in random case (Redis ignores the case).
+    fn cmd(&mut self, name: &str) -> Vec<u8> {
+        if self.chance(Self::CASE_KEPT) {
+            return name.as_bytes().to_vec();
+        }
+        let rng = self.rng();
+        name.bytes()
+            .map(|b| if rng.gen() { b.to_ascii_lowercase() } else { b })
+            .collect()
+    }
+
+    /// Now and then (3 %) the wrong arity: `args` cut short, or one or two
+    /// more from `extra`.
+    fn mangle_arity(&mut self, mut args: Args, extra: impl Fn(&mut Self) -> Vec<u8>) -> Args {
+        if self.chance(3) {
+            if self.rng().gen() && args.len() > 1 {
+                let n = self.rng().gen_range(1..args.len());
+                args.truncate(n);
+            } else {
+                for _ in 0..self.rng().gen_range(1..3) {
+                    let a = extra(self);
+                    args.push(a);
+                }
+            }
+        }
+        args
+    }
+}
+
 /// What a family brings to the driver.
-pub trait Family: Sized {
+pub trait Family: Draw + Sized {
     /// What the family attaches to a command.
     type Kind: Default;
     type Action: Act<Self>;
@@ -128,8 +169,6 @@ pub trait Family: Sized {
 
     /// Name in reports and log file names.
     fn name(&self) -> &'static str;
-    /// The stream's randomness (also draws each batch's protocol).
-    fn rng(&mut self) -> &mut SmallRng;
     /// Creates the fixed keys on both fresh servers.
     fn setup(&mut self, d: &mut Pair);
     fn next(&mut self) -> Step<Self::Kind, Self::Action>;
