@@ -119,9 +119,7 @@ impl Gen {
         if self.chance(8) {
             return self.s(OTHER);
         }
-        let n = KEYS.len();
-        let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
-        KEYS[i].as_bytes().to_vec()
+        KEYS[self.skewed(KEYS.len())].as_bytes().to_vec()
     }
 
     fn item(&mut self) -> Vec<u8> {
@@ -403,32 +401,6 @@ fn memory_formula_holds(rs_side: &mut Side, key: &[u8], rs: &Reply, rf: &Reply) 
 // The family
 // ---------------------------------------------------------------------------
 
-fn outcome_keys(r: &Reply) -> Vec<String> {
-    match r {
-        Reply::Error(e) => vec![format!("-{e}")],
-        Reply::Array(v) => {
-            let mut out: Vec<String> = v
-                .iter()
-                .filter_map(|x| match x {
-                    Reply::Error(e) => Some(format!("[-{e}]")),
-                    Reply::Int(4294967294) => Some("[4294967294]".into()),
-                    _ => None,
-                })
-                .collect();
-            out.sort();
-            out.dedup();
-            if out.is_empty() {
-                out.push("array".into());
-            }
-            out
-        }
-        Reply::Map(_) => vec!["map".into()],
-        Reply::Simple(s) => vec![format!("+{s}")],
-        Reply::Int(_) => vec![":n".into()],
-        other => vec![format!("{other:?}").chars().take(12).collect()],
-    }
-}
-
 impl Gen {
     fn new(seed: u64) -> Gen {
         Gen {
@@ -471,12 +443,6 @@ impl Gen {
     }
 }
 
-impl Draw for Gen {
-    fn rng(&mut self) -> &mut SmallRng {
-        &mut self.rng
-    }
-}
-
 impl Family for Gen {
     type Kind = Kind;
     type Action = Infallible;
@@ -484,8 +450,8 @@ impl Family for Gen {
     const EXPLAINED: &'static [(&'static str, &'static str)] = &[(MEMORY_RULE, MEMORY_CITE)];
     const CHECK_COMMANDS: &'static [&'static str] = &["DUMP", "CMS.INFO", "TYPE"];
 
-    fn name(&self) -> &'static str {
-        "CMS"
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
     }
 
     fn setup(&mut self, d: &mut Pair) {
@@ -508,7 +474,8 @@ impl Family for Gen {
     }
 
     fn outcomes(&self, reply: &Reply) -> Vec<String> {
-        outcome_keys(reply)
+        let saturated = Reply::Int(4294967294);
+        reply_outcomes(reply, |x| (*x == saturated).then(|| "[4294967294]".into()))
     }
 
     fn check_keys(&mut self) -> Vec<Vec<u8>> {
@@ -604,7 +571,7 @@ const MUST_SEE: &[&str] = &[
 
 #[test]
 fn cms_random_stream_matches_reference() {
-    run_family(Gen::new, |_, stats, n| {
+    run_family("CMS", Gen::new, |_, stats, n| {
         if n >= 100_000 {
             let missing: Vec<&&str> = MUST_SEE
                 .iter()
@@ -618,15 +585,12 @@ fn cms_random_stream_matches_reference() {
 /// The allowlist must not hide an ordinary difference.
 #[test]
 fn allowlist_rules_are_narrow() {
-    let find = |args: &[&str], rs: Reply, rf: Reply| {
-        rule_for(RULES, &sargs(args), &rs, &rf).map(|r| r.name)
-    };
-    let e = |s: &str| Reply::Error(s.into());
+    let find = |args: &[&str], rs, rf| rule_name(RULES, args, rs, rf);
     assert_eq!(
         find(
             &["COPY", "k0", "k1"],
             int(1),
-            e("ERR not supported for this module key")
+            err("ERR not supported for this module key")
         ),
         Some("copy-supported")
     );
@@ -634,7 +598,7 @@ fn allowlist_rules_are_narrow() {
         find(
             &["COPY", "k0", "k1"],
             int(0),
-            e("ERR not supported for this module key")
+            err("ERR not supported for this module key")
         ),
         None
     );
@@ -643,7 +607,7 @@ fn allowlist_rules_are_narrow() {
         find(
             &["CMS.QUERY", "k0", "a"],
             int(1),
-            e("ERR not supported for this module key")
+            err("ERR not supported for this module key")
         ),
         None
     );

@@ -458,10 +458,8 @@ impl Gen {
     fn key(&mut self) -> Vec<u8> {
         match self.rng.gen_range(0..100) {
             0..=84 => {
-                // Skewed towards the first keys so that some filters get
-                // many items (fill up, scale, grow) while others stay small.
-                let n = self.keys.len();
-                let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
+                // Some filters get many items (fill up, scale, grow).
+                let i = self.skewed(self.keys.len());
                 self.keys[i].clone()
             }
             85..=89 => self.pinned.clone(),
@@ -1039,49 +1037,14 @@ impl Gen {
 // The family
 // ---------------------------------------------------------------------------
 
-/// Short description of a reply for the coverage table: error texts (also
-/// errors embedded in arrays), otherwise the reply kind.
-fn outcome_keys(r: &Reply) -> Vec<String> {
-    match r {
-        Reply::Error(e) => vec![format!("-{}", e.chars().take(60).collect::<String>())],
-        Reply::Array(v) => {
-            let mut out: Vec<String> = v
-                .iter()
-                .filter_map(|x| match x {
-                    Reply::Error(e) => Some(format!("[-{e}]")),
-                    Reply::Int(-1) => Some("[-1]".into()),
-                    Reply::Bool(false) => Some("[#f]".into()),
-                    _ => None,
-                })
-                .collect();
-            out.sort();
-            out.dedup();
-            if out.is_empty() {
-                out.push("array".into());
-            }
-            out
-        }
-        Reply::Map(_) => vec!["map".into()],
-        Reply::Int(n) if !(-1..=1).contains(n) => vec![":n".into()],
-        other => vec![format!("{:?}", other).chars().take(12).collect()],
-    }
-}
-
-impl Draw for Gen {
-    const CASE_KEPT: u32 = 80;
-
-    fn rng(&mut self) -> &mut SmallRng {
-        &mut self.rng
-    }
-}
-
 impl Family for Gen {
     type Kind = ();
     type Action = Infallible;
     const RULES: &'static [Rule] = RULES;
+    const CASE_KEPT: u32 = 80;
 
-    fn name(&self) -> &'static str {
-        self.fam.prefix()
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
     }
 
     fn setup(&mut self, d: &mut Pair) {
@@ -1101,7 +1064,11 @@ impl Family for Gen {
     }
 
     fn outcomes(&self, reply: &Reply) -> Vec<String> {
-        outcome_keys(reply)
+        reply_outcomes(reply, |x| match x {
+            Reply::Int(-1) => Some("[-1]".into()),
+            Reply::Bool(false) => Some("[#f]".into()),
+            _ => None,
+        })
     }
 
     /// Remembers SCANDUMP chunks for later LOADCHUNKs.
@@ -1113,13 +1080,12 @@ impl Family for Gen {
             if let [Reply::Int(it), Reply::Bulk(d)] = v.as_slice() {
                 if *it != 0 {
                     let header = args.get(2).is_some_and(|p| p.as_slice() == b"0");
-                    let entry = (*it, d.clone(), header);
-                    if self.chunks.len() < 400 {
-                        self.chunks.push(entry);
-                    } else {
-                        let i = self.rng.gen_range(0..400);
-                        self.chunks[i] = entry;
-                    }
+                    keep(
+                        &mut self.rng,
+                        &mut self.chunks,
+                        400,
+                        (*it, d.clone(), header),
+                    );
                 }
             }
         }
@@ -1162,12 +1128,7 @@ impl Family for Gen {
             })
             .collect();
         if !pairs.is_empty() && pairs.iter().map(|p| p.1.len()).sum::<usize>() < 4 << 20 {
-            if self.dumps.len() < 30 {
-                self.dumps.push(pairs);
-            } else {
-                let i = self.rng.gen_range(0..30);
-                self.dumps[i] = pairs;
-            }
+            keep(&mut self.rng, &mut self.dumps, 30, pairs);
         }
     }
 
@@ -1178,27 +1139,24 @@ impl Family for Gen {
 
 #[test]
 fn bf_random_stream_matches_reference() {
-    run_family(|seed| Gen::new(Fam::Bf, seed), |_, _, _| {});
+    run_family("BF", |seed| Gen::new(Fam::Bf, seed), |_, _, _| {});
 }
 
 #[test]
 fn cf_random_stream_matches_reference() {
-    run_family(|seed| Gen::new(Fam::Cf, seed), |_, _, _| {});
+    run_family("CF", |seed| Gen::new(Fam::Cf, seed), |_, _, _| {});
 }
 
 /// The allowlist must not hide an ordinary difference: a reply pair that no
 /// rule describes is rejected, and each rule accepts its documented pair.
 #[test]
 fn allowlist_rules_are_narrow() {
-    let find = |args: &[&str], rs: Reply, rf: Reply| {
-        rule_for(RULES, &sargs(args), &rs, &rf).map(|r| r.name)
-    };
-    let e = |s: &str| Reply::Error(s.into());
+    let find = |args: &[&str], rs, rf| rule_name(RULES, args, rs, rf);
     assert_eq!(
         find(
             &["BF.RESERVE", "k", "2", "10"],
-            e("ERR error rate must be in the range (0.000000, 1.000000)"),
-            e("ERR (0 < error rate range < 1) ")
+            err("ERR error rate must be in the range (0.000000, 1.000000)"),
+            err("ERR (0 < error rate range < 1) ")
         ),
         Some("bf-reserve-range-texts")
     );
@@ -1206,7 +1164,7 @@ fn allowlist_rules_are_narrow() {
         find(
             &["BF.RESERVE", "k", "0.01", "10", "EXPANSION", "0"],
             ok(),
-            e("ERR expansion should be greater or equal to 1")
+            err("ERR expansion should be greater or equal to 1")
         ),
         Some("bf-reserve-expansion-0")
     );
@@ -1215,15 +1173,15 @@ fn allowlist_rules_are_narrow() {
         find(
             &["BF.RESERVE", "k", "0.01", "10", "EXPANSION", "0"],
             ok(),
-            e("ERR bad error rate")
+            err("ERR bad error rate")
         ),
         None
     );
     assert_eq!(
         find(
             &["BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"],
-            e("Bad capacity"),
-            e("Bad argument received")
+            err("Bad capacity"),
+            err("Bad argument received")
         ),
         Some("bf-insert-range-errors")
     );
@@ -1231,8 +1189,8 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             &["BF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a"],
-            e("Bad capacity"),
-            e("Bad argument received")
+            err("Bad capacity"),
+            err("Bad argument received")
         ),
         None
     );
@@ -1240,15 +1198,15 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             &["BF.INSERT", "k", "foo", "CAPACITY", "0", "ITEMS", "a"],
-            e("Bad capacity"),
-            e("Unknown argument received")
+            err("Bad capacity"),
+            err("Unknown argument received")
         ),
         None
     );
     assert_eq!(
         find(
             &["CF.LOADCHUNK", "k", "203", "dd"],
-            e("Couldn't load chunk!"),
+            err("Couldn't load chunk!"),
             ok()
         ),
         Some("cf-loadchunk-past-end")
@@ -1257,8 +1215,8 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             &["BF.ADD", "k", "a"],
-            e("ERR could not create filter"),
-            e("ERR Could not create filter")
+            err("ERR could not create filter"),
+            err("ERR Could not create filter")
         ),
         None
     );

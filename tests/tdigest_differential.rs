@@ -122,11 +122,7 @@ impl Gen {
 
     fn key(&mut self) -> Vec<u8> {
         match self.rng.gen_range(0..100) {
-            0..=91 => {
-                let n = DIGESTS.len();
-                let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
-                DIGESTS[i].as_bytes().to_vec()
-            }
+            0..=91 => DIGESTS[self.skewed(DIGESTS.len())].as_bytes().to_vec(),
             92..=95 => self.pick(&[STRING_KEY, OTHER_TYPE]),
             _ => b"missing".to_vec(),
         }
@@ -492,12 +488,6 @@ fn is_single_observation(payload: &[u8]) -> bool {
 // The family
 // ---------------------------------------------------------------------------
 
-impl Draw for Gen {
-    fn rng(&mut self) -> &mut SmallRng {
-        &mut self.rng
-    }
-}
-
 impl Family for Gen {
     type Kind = ();
     type Action = Infallible;
@@ -506,8 +496,8 @@ impl Family for Gen {
     const CHECK_IN_STREAM: bool = true;
     const SERVER_ARGS: &'static [&'static str] = &["--rdbcompression", "no"];
 
-    fn name(&self) -> &'static str {
-        "T-Digest"
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
     }
 
     /// Keys of other types (the stream may overwrite or delete them).
@@ -533,12 +523,7 @@ impl Family for Gen {
     fn agreed(&mut self, args: &[Vec<u8>], reply: &Reply) {
         if let (true, Reply::Bulk(p)) = (upper(&args[0]) == "DUMP", reply) {
             let entry = (p.clone(), is_single_observation(p));
-            if self.dumps.len() < 64 {
-                self.dumps.push(entry);
-            } else {
-                let i = self.rng.gen_range(0..64);
-                self.dumps[i] = entry;
-            }
+            keep(&mut self.rng, &mut self.dumps, 64, entry);
         }
     }
 
@@ -553,7 +538,7 @@ impl Family for Gen {
 
 #[test]
 fn tdigest_random_stream_matches_reference() {
-    run_family(Gen::new, |_, stats, n| {
+    run_family("T-Digest", Gen::new, |_, stats, n| {
         // The stream reached what it is about.
         for what in [
             "TDIGEST.MERGE ok",
@@ -592,8 +577,7 @@ fn allowlist_is_narrow() {
         }
         Reply::Array(v)
     };
-    let applies =
-        |rs: Reply, rf: Reply| rule_for(RULES, &sargs(&["TDIGEST.INFO", "k"]), &rs, &rf).is_some();
+    let applies = |rs, rf| rule_name(RULES, &["TDIGEST.INFO", "k"], rs, rf).is_some();
     assert!(applies(info(9840), info(9768)));
     assert!(!applies(info(9841), info(9768)));
     assert!(!applies(info(9768), info(9840)));

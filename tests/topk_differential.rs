@@ -181,12 +181,7 @@ impl Gen {
     /// A written key (rarely the pinned one).
     fn key(&mut self) -> Vec<u8> {
         match self.rng.gen_range(0..100) {
-            0..=79 => {
-                // Skewed towards the first keys: some sketches get long histories.
-                let n = KEYS.len();
-                let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
-                KEYS[i].as_bytes().to_vec()
-            }
+            0..=79 => KEYS[self.skewed(KEYS.len())].as_bytes().to_vec(),
             80..=89 => NUL_KEY.as_bytes().to_vec(),
             90..=94 => PINNED.as_bytes().to_vec(),
             _ => self.pick(&OTHER),
@@ -602,12 +597,6 @@ impl Act<Gen> for Move {
     }
 }
 
-impl Draw for Gen {
-    fn rng(&mut self) -> &mut SmallRng {
-        &mut self.rng
-    }
-}
-
 impl Family for Gen {
     type Kind = Pings;
     type Action = Move;
@@ -616,8 +605,8 @@ impl Family for Gen {
     const ISOLATE_ALONE: bool = true;
     const SERVER_ARGS: &'static [&'static str] = &["--rdbcompression", "no"];
 
-    fn name(&self) -> &'static str {
-        "Top-K"
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
     }
 
     fn setup(&mut self, d: &mut Pair) {
@@ -707,7 +696,7 @@ impl Family for Gen {
 
 #[test]
 fn topk_random_stream_matches_reference() {
-    run_family(Gen::new, |gen, stats, n| {
+    run_family("Top-K", Gen::new, |gen, stats, n| {
         // The stream reached what it is about.
         if n < 20_000 {
             return;
@@ -742,14 +731,11 @@ fn topk_random_stream_matches_reference() {
 /// The allowlist must not hide an ordinary difference.
 #[test]
 fn allowlist_rules_are_narrow() {
-    let find = |args: &[&str], rs: Reply, rf: Reply| {
-        rule_for(RULES, &sargs(args), &rs, &rf).map(|r| r.name)
-    };
-    let e = |s: &str| Reply::Error(s.into());
+    let find = |args: &[&str], rs, rf| rule_name(RULES, args, rs, rf);
     assert_eq!(
         find(
             &["TOPK.RESERVE", "k", "4294967297", "8", "7", "1"],
-            e("TopK: invalid k"),
+            err("TopK: invalid k"),
             ok()
         ),
         Some("topk-reserve-k-32-bit")
@@ -757,7 +743,7 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             &["TOPK.RESERVE", "k", "0", "8", "7", "1"],
-            e("TopK: invalid k"),
+            err("TopK: invalid k"),
             ok()
         ),
         None
@@ -767,8 +753,8 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             incr,
-            arr(vec![Reply::Nil, e(INCREMENT_ERROR), e(INCREMENT_ERROR)]),
-            arr(vec![Reply::Nil, e(INCREMENT_ERROR), pong.clone()])
+            arr(vec![Reply::Nil, err(INCREMENT_ERROR), err(INCREMENT_ERROR)]),
+            arr(vec![Reply::Nil, err(INCREMENT_ERROR), pong.clone()])
         ),
         Some("topk-incrby-short-array")
     );
@@ -776,8 +762,8 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             incr,
-            arr(vec![bulk("z"), e(INCREMENT_ERROR), e(INCREMENT_ERROR)]),
-            arr(vec![Reply::Nil, e(INCREMENT_ERROR), pong])
+            arr(vec![bulk("z"), err(INCREMENT_ERROR), err(INCREMENT_ERROR)]),
+            arr(vec![Reply::Nil, err(INCREMENT_ERROR), pong])
         ),
         None
     );

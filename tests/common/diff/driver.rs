@@ -50,13 +50,23 @@ pub struct Rule {
 }
 
 /// The first rule that explains a reply pair.
-pub fn rule_for(
+fn rule_for(
     rules: &'static [Rule],
     args: &[Vec<u8>],
     rs: &Reply,
     rf: &Reply,
 ) -> Option<&'static Rule> {
     rules.iter().find(|r| (r.applies)(args, rs, rf))
+}
+
+/// The name of the rule that explains a reply pair (allowlist tests).
+pub fn rule_name(
+    rules: &'static [Rule],
+    args: &[&str],
+    rs: Reply,
+    rf: Reply,
+) -> Option<&'static str> {
+    rule_for(rules, &super::sargs(args), &rs, &rf).map(|r| r.name)
 }
 
 /// One command of a stream.
@@ -105,49 +115,47 @@ impl<F> Act<F> for Infallible {
     }
 }
 
-/// The random choices all generators make, from the stream's randomness.
-pub trait Draw {
-    /// How often (%) a command name keeps the case it is written in.
-    const CASE_KEPT: u32 = 85;
-
-    /// The stream's randomness (also draws each batch's protocol).
-    fn rng(&mut self) -> &mut SmallRng;
-
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng().gen_range(0..100) < percent
-    }
-
-    /// A command name, sometimes in random case (Redis ignores the case).
-    fn cmd(&mut self, name: &str) -> Vec<u8> {
-        if self.chance(Self::CASE_KEPT) {
-            return name.as_bytes().to_vec();
-        }
-        let rng = self.rng();
-        name.bytes()
-            .map(|b| if rng.gen() { b.to_ascii_lowercase() } else { b })
-            .collect()
-    }
-
-    /// Now and then (3 %) the wrong arity: `args` cut short, or one or two
-    /// more from `extra`.
-    fn mangle_arity(&mut self, mut args: Args, extra: impl Fn(&mut Self) -> Vec<u8>) -> Args {
-        if self.chance(3) {
-            if self.rng().gen() && args.len() > 1 {
-                let n = self.rng().gen_range(1..args.len());
-                args.truncate(n);
-            } else {
-                for _ in 0..self.rng().gen_range(1..3) {
-                    let a = extra(self);
-                    args.push(a);
-                }
-            }
-        }
-        args
+/// Adds `x` to a pool of at most `cap` things, in place of a random one
+/// when full.
+pub fn keep<T>(rng: &mut SmallRng, pool: &mut Vec<T>, cap: usize, x: T) {
+    if pool.len() < cap {
+        pool.push(x);
+    } else {
+        pool[rng.gen_range(0..cap)] = x;
     }
 }
 
-/// What a family brings to the driver.
-pub trait Family: Draw + Sized {
+/// Coverage classes of a reference reply: an error's text; an array's
+/// distinct error elements and those `mark` names (else `array`); `map`;
+/// `:n` for an integer past -1..=1; else the reply's first characters.
+pub fn reply_outcomes(reply: &Reply, mark: impl Fn(&Reply) -> Option<String>) -> Vec<String> {
+    match reply {
+        Reply::Error(e) => vec![format!("-{e}")],
+        Reply::Array(v) => {
+            let mut out: Vec<String> = v
+                .iter()
+                .filter_map(|x| match x {
+                    Reply::Error(e) => Some(format!("[-{e}]")),
+                    x => mark(x),
+                })
+                .collect();
+            out.sort();
+            out.dedup();
+            if out.is_empty() {
+                out.push("array".into());
+            }
+            out
+        }
+        Reply::Map(_) => vec!["map".into()],
+        Reply::Int(n) if !(-1..=1).contains(n) => vec![":n".into()],
+        other => vec![format!("{other:?}").chars().take(12).collect()],
+    }
+}
+
+/// What a family brings to the driver: its generator (with the random
+/// choices all generators make), keys, allowlist and whatever its stream
+/// does beyond plain commands.
+pub trait Family: Sized {
     /// What the family attaches to a command.
     type Kind: Default;
     type Action: Act<Self>;
@@ -166,9 +174,11 @@ pub trait Family: Draw + Sized {
     /// compared like it (counted, allowlisted, seen by `agreed`).
     const CHECK_IN_STREAM: bool = false;
     const SERVER_ARGS: &'static [&'static str] = &[];
+    /// How often (%) a command name keeps the case it is written in.
+    const CASE_KEPT: u32 = 85;
 
-    /// Name in reports and log file names.
-    fn name(&self) -> &'static str;
+    /// The stream's randomness (also draws each batch's protocol).
+    fn rng(&mut self) -> &mut SmallRng;
     /// Creates the fixed keys on both fresh servers.
     fn setup(&mut self, d: &mut Pair);
     fn next(&mut self) -> Step<Self::Kind, Self::Action>;
@@ -225,6 +235,45 @@ pub trait Family: Draw + Sized {
     /// The family's lines of the summary.
     fn report(&self) -> String {
         String::new()
+    }
+
+    fn chance(&mut self, percent: u32) -> bool {
+        self.rng().gen_range(0..100) < percent
+    }
+
+    /// An index below `n`, skewed towards 0 (so the first keys get long
+    /// histories while others stay small).
+    fn skewed(&mut self, n: usize) -> usize {
+        let i = self.rng().gen_range(0..n);
+        i.min(self.rng().gen_range(0..n))
+    }
+
+    /// A command name, sometimes in random case (Redis ignores the case).
+    fn cmd(&mut self, name: &str) -> Vec<u8> {
+        if self.chance(Self::CASE_KEPT) {
+            return name.as_bytes().to_vec();
+        }
+        let rng = self.rng();
+        name.bytes()
+            .map(|b| if rng.gen() { b.to_ascii_lowercase() } else { b })
+            .collect()
+    }
+
+    /// Now and then (3 %) the wrong arity: `args` cut short, or one or two
+    /// more from `extra`.
+    fn mangle_arity(&mut self, mut args: Args, extra: impl Fn(&mut Self) -> Vec<u8>) -> Args {
+        if self.chance(3) {
+            if self.rng().gen() && args.len() > 1 {
+                let n = self.rng().gen_range(1..args.len());
+                args.truncate(n);
+            } else {
+                for _ in 0..self.rng().gen_range(1..3) {
+                    let a = extra(self);
+                    args.push(a);
+                }
+            }
+        }
+        args
     }
 }
 
@@ -359,12 +408,12 @@ struct Runner<F: Family> {
 }
 
 impl<F: Family> Runner<F> {
-    fn new(flavor: Flavor, mut fam: F, seed: u64) -> Runner<F> {
+    fn new(flavor: Flavor, name: &'static str, mut fam: F, seed: u64) -> Runner<F> {
         let mut d = Pair {
             rs: start_side(flavor, subject_module(), F::SERVER_ARGS),
             rf: start_side(flavor, Module::Reference, F::SERVER_ARGS),
             stats: Stats::default(),
-            name: fam.name(),
+            name,
             seed,
             history: HashMap::new(),
             log: Vec::new(),
@@ -548,20 +597,22 @@ impl<F: Family> Runner<F> {
     }
 }
 
-/// Runs a family's stream (`new(seed)`) on every server of [`flavors`]:
-/// no reply or state may differ outside the allowlist. `expect` then
-/// checks what the stream of `n` commands must have reached.
-pub fn run_family<F: Family>(new: impl Fn(u64) -> F, expect: impl Fn(&F, &Stats, usize)) {
+/// Runs the stream of family `name` (`new(seed)`) on every server of
+/// [`flavors`]: no reply or state may differ outside the allowlist.
+/// `expect` then checks what the stream of `n` commands must have reached.
+pub fn run_family<F: Family>(
+    name: &'static str,
+    new: impl Fn(u64) -> F,
+    expect: impl Fn(&F, &Stats, usize),
+) {
     let seed = env_number("RSBLOOM_DIFF_SEED").unwrap_or_else(|| rand::random::<u32>().into());
     let n = env_number("RSBLOOM_DIFF_OPS").unwrap_or(100_000) as usize;
     for flavor in flavors() {
-        let fam = new(seed);
-        let name = fam.name();
         eprintln!(
             "differential {name} on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
         );
         let start = Instant::now();
-        let mut r = Runner::new(flavor, fam, seed);
+        let mut r = Runner::new(flavor, name, new(seed), seed);
         r.run(n);
         eprintln!("{}", r.summary(flavor, start.elapsed().as_secs_f64()));
         let stats = &r.d.stats;
