@@ -17,7 +17,7 @@ use std::time::Instant;
 use rand::rngs::SmallRng;
 use rand::Rng;
 
-use super::{pipeline2, show_args, show_reply, subject_module, upper, Args, Side};
+use super::{pipeline2, sargs, show_args, show_reply, subject_module, upper, Args, Side};
 use crate::common::{flavors, Flavor, Module, Reply, Server};
 
 const BATCH: usize = 200;
@@ -66,7 +66,7 @@ pub fn rule_name(
     rs: Reply,
     rf: Reply,
 ) -> Option<&'static str> {
-    rule_for(rules, &super::sargs(args), &rs, &rf).map(|r| r.name)
+    rule_for(rules, &sargs(args), &rs, &rf).map(|r| r.name)
 }
 
 /// One command of a stream.
@@ -236,6 +236,8 @@ pub trait Family: Sized {
     fn report(&self) -> String {
         String::new()
     }
+
+    // The random choices all generators make.
 
     fn chance(&mut self, percent: u32) -> bool {
         self.rng().gen_range(0..100) < percent
