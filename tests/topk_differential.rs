@@ -717,6 +717,10 @@ fn topk_random_stream_matches_reference() {
         ] {
             assert!(stats.outcome(what) > 0, "stream never produced `{what}`");
         }
+        // Against itself the reference needs no rule and moves no DUMP.
+        if subject_module() == Module::Reference {
+            return;
+        }
         for rule in RULES {
             assert!(
                 stats.allowed.get(rule.name).copied().unwrap_or(0) > 0,
