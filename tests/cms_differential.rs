@@ -12,61 +12,31 @@
 //! cites docs/cms.md); where one leaves the two keyspaces different, the
 //! key is reset on both sides and the reset counted.
 //!
-//! Environment: `RSBLOOM_DIFF_SEED` (seed, printed), `RSBLOOM_DIFF_OPS`
-//! (commands, default 100 000), `RSBLOOM_DIFF_SELF=1` (reference against
-//! reference), `RSBLOOM_DIFF_COVERAGE=1` (print the reply outcomes).
+//! The driver and its environment variables: `common::diff::driver`.
 mod common;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::time::Instant;
+use std::collections::VecDeque;
+use std::convert::Infallible;
 
+use common::diff::driver::*;
 use common::diff::*;
 use common::*;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-const BATCH: usize = 200;
-const CHECK_EVERY: usize = 10_000;
-const MAX_PRINTED_MISMATCHES: usize = 12;
-const HISTORY: usize = 200;
-
-fn env_num(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|s| {
-        s.trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be an integer"))
-    })
-}
-
-fn upper(a: &[u8]) -> String {
-    String::from_utf8_lossy(a).to_ascii_uppercase()
-}
-
-fn err_is(r: &Reply, text: &str) -> bool {
-    matches!(r, Reply::Error(e) if e == text)
-}
-
 // ---------------------------------------------------------------------------
 // The allowlist: each rule maps an rsbloom (8.x) reply to the reference
-// (2.8.2) reply for one documented difference; `reset` names the argument
+// (2.8.2) reply for one documented difference; `diverges` names the argument
 // whose key may differ afterwards (it is then deleted on both sides).
 // ---------------------------------------------------------------------------
-
-struct Rule {
-    name: &'static str,
-    cite: &'static str,
-    reset: Option<usize>,
-    /// (args, rsbloom reply, reference reply)
-    applies: fn(&[Vec<u8>], &Reply, &Reply) -> bool,
-}
 
 const RULES: &[Rule] = &[Rule {
     // rsbloom copies every value type; RedisBloom registers no copy
     // callback and the server refuses.
     name: "copy-supported",
     cite: "docs/cms.md §7.3 (COPY); RedisBloom: `ERR not supported for this module key`",
-    reset: Some(2),
+    diverges: Some(2),
     applies: |args, rs, rf| {
         upper(&args[0]) == "COPY"
             && *rs == int(1)
@@ -113,47 +83,26 @@ const BAD_DOUBLES: &[&str] = &[
     "1e400", "-0",
 ];
 
+#[derive(Default)]
 enum Kind {
+    #[default]
     Plain,
     /// DUMP `src` on both sides (payloads compared), then RESTORE each
     /// side's payload into `dst` on the *other* side.
-    CrossRestore {
-        src: Vec<u8>,
-        dst: Vec<u8>,
-    },
+    CrossRestore { src: Vec<u8>, dst: Vec<u8> },
     /// `MEMORY USAGE key`, checked with [`MEMORY_RULE`].
     Memory,
 }
 
-struct Op {
-    args: Args,
-    kind: Kind,
-    /// Flush the batch right after this command.
-    isolate: bool,
-}
-
-impl Op {
-    fn plain(args: Args) -> Op {
-        Op {
-            args,
-            kind: Kind::Plain,
-            isolate: false,
-        }
-    }
-}
-
 struct Gen {
     rng: SmallRng,
-    queue: VecDeque<Op>,
+    queue: VecDeque<Op<Kind>>,
+    cross_restores: usize,
 }
 
 impl Gen {
     fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
         xs.choose(&mut self.rng).unwrap().clone()
-    }
-
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.gen_range(0..100) < percent
     }
 
     fn s(&mut self, xs: &[&str]) -> Vec<u8> {
@@ -170,24 +119,7 @@ impl Gen {
         if self.chance(8) {
             return self.s(OTHER);
         }
-        let n = KEYS.len();
-        let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
-        KEYS[i].as_bytes().to_vec()
-    }
-
-    fn cmd(&mut self, name: &str) -> Vec<u8> {
-        if self.chance(85) {
-            return name.as_bytes().to_vec();
-        }
-        name.bytes()
-            .map(|b| {
-                if self.rng.gen() {
-                    b.to_ascii_lowercase()
-                } else {
-                    b
-                }
-            })
-            .collect()
+        KEYS[self.skewed(KEYS.len())].as_bytes().to_vec()
     }
 
     fn item(&mut self) -> Vec<u8> {
@@ -358,22 +290,7 @@ impl Gen {
         a
     }
 
-    fn mangle_arity(&mut self, mut args: Args) -> Args {
-        if self.chance(3) {
-            if self.rng.gen() && args.len() > 1 {
-                let n = self.rng.gen_range(1..args.len());
-                args.truncate(n);
-            } else {
-                for _ in 0..self.rng.gen_range(1..3) {
-                    let extra = self.item();
-                    args.push(extra);
-                }
-            }
-        }
-        args
-    }
-
-    fn next_op(&mut self) -> Op {
+    fn next_op(&mut self) -> Op<Kind> {
         if let Some(op) = self.queue.pop_front() {
             return op;
         }
@@ -405,74 +322,60 @@ impl Gen {
             920..=969 => sargs(&["TYPE", std::str::from_utf8(&key).unwrap_or("k0")]),
             _ => vec![b"DEL".to_vec(), key.clone()],
         };
-        let args = self.mangle_arity(args);
+        let args = self.mangle_arity(args, Self::item);
         if KEYS.iter().any(|k| k.as_bytes() == key) && upper(&args[0]).starts_with("CMS.INIT") {
             // Often start over, so that creation really creates.
             if self.chance(25) {
-                self.queue.push_back(Op::plain(args));
-                return Op::plain(vec![b"DEL".to_vec(), key]);
+                self.queue.push_back(Op::new(args));
+                return Op::new(vec![b"DEL".to_vec(), key]);
             }
         }
-        Op::plain(args)
+        Op::new(args)
     }
 
     /// DUMP/RESTORE across, COPY, MEMORY USAGE, DEBUG RELOAD.
-    fn special(&mut self, key: Vec<u8>) -> Op {
+    fn special(&mut self, key: Vec<u8>) -> Op<Kind> {
         let other = self.pick(KEYS).as_bytes().to_vec();
-        match self.rng.gen_range(0..100) {
-            0..=44 => Op {
-                args: vec![b"DUMP/RESTORE".to_vec(), key.clone()],
-                kind: Kind::CrossRestore {
+        let (args, kind) = match self.rng.gen_range(0..100) {
+            0..=44 => (
+                vec![b"DUMP/RESTORE".to_vec(), key.clone()],
+                Kind::CrossRestore {
                     src: key,
                     dst: other,
                 },
-                isolate: true,
-            },
+            ),
             45..=69 => {
                 let mut args = vec![b"COPY".to_vec(), key, other];
                 if self.chance(50) {
                     args.push(b"REPLACE".to_vec());
                 }
-                Op {
-                    args,
-                    kind: Kind::Plain,
-                    isolate: true,
-                }
+                (args, Kind::Plain)
             }
-            70..=97 => Op {
-                args: vec![b"MEMORY".to_vec(), b"USAGE".to_vec(), key],
-                kind: Kind::Memory,
-                isolate: true,
-            },
-            _ => Op {
-                args: sargs(&["DEBUG", "RELOAD"]),
-                kind: Kind::Plain,
-                isolate: true,
-            },
+            70..=97 => (
+                vec![b"MEMORY".to_vec(), b"USAGE".to_vec(), key],
+                Kind::Memory,
+            ),
+            _ => (sargs(&["DEBUG", "RELOAD"]), Kind::Plain),
+        };
+        Op {
+            isolate: true,
+            kind,
+            ..Op::new(args)
         }
     }
 }
 
-/// Commands that (re)create the fixed keys.
-fn fixed_setup() -> Vec<Args> {
-    let mut v: Vec<Args> = [
-        "SET str a-string",
-        "BF.ADD bf x",
-        "CF.ADD cf x",
-        "CMS.INITBYDIM k0 20 5",
-        "CMS.INITBYDIM k1 20 5",
-        "CMS.INITBYDIM k2 20 5",
-        "CMS.INITBYDIM k3 7 3",
-        "CMS.INITBYPROB k4 0.1 0.01",
-        "CMS.INITBYDIM WEIGHTS 20 5",
-    ]
-    .iter()
-    .map(|l| sargs(&l.split(' ').collect::<Vec<_>>()))
-    .collect();
-    v.insert(0, sargs(&["FLUSHALL"]));
-    v
-}
+/// Sketches the stream starts with.
+const SKETCHES: &[&str] = &[
+    "CMS.INITBYDIM k0 20 5",
+    "CMS.INITBYDIM k1 20 5",
+    "CMS.INITBYDIM k2 20 5",
+    "CMS.INITBYDIM k3 7 3",
+    "CMS.INITBYPROB k4 0.1 0.01",
+    "CMS.INITBYDIM WEIGHTS 20 5",
+];
 
+/// The command that creates a fixed key of another type.
 fn fixed_key_setup(key: &[u8]) -> Option<Args> {
     let cmd = match key {
         b"str" => "SET str a-string",
@@ -483,295 +386,147 @@ fn fixed_key_setup(key: &[u8]) -> Option<Args> {
     Some(sargs(&cmd.split(' ').collect::<Vec<_>>()))
 }
 
+/// rsbloom `32 + 4wd + o`, the reference `8 + 8wd + o`, for the
+/// sketch's current CMS.INFO (the same on both sides).
+fn memory_formula_holds(rs_side: &mut Side, key: &[u8], rs: &Reply, rf: &Reply) -> bool {
+    let info = rs_side.cmd(&[b"CMS.INFO".to_vec(), key.to_vec()]);
+    let (Reply::Int(rs), Reply::Int(rf), Reply::Array(f)) = (rs, rf, &info) else {
+        return false;
+    };
+    let cells = f[1].as_int() * f[3].as_int();
+    rf - rs == 4 * cells - 24
+}
+
 // ---------------------------------------------------------------------------
-// Runner
+// The family
 // ---------------------------------------------------------------------------
 
-#[derive(Default)]
-struct Stats {
-    compared: usize,
-    identical: usize,
-    allowed: BTreeMap<&'static str, usize>,
-    resets: usize,
-    mismatches: usize,
-    full_checks: usize,
-    cross_restores: usize,
-    resp3_batches: usize,
-    batches: usize,
-    /// Reference reply outcomes per command (coverage of the stream).
-    outcomes: BTreeMap<String, usize>,
-}
-
-fn outcome_keys(r: &Reply) -> Vec<String> {
-    match r {
-        Reply::Error(e) => vec![format!("-{e}")],
-        Reply::Array(v) => {
-            let mut out: Vec<String> = v
-                .iter()
-                .filter_map(|x| match x {
-                    Reply::Error(e) => Some(format!("[-{e}]")),
-                    Reply::Int(4294967294) => Some("[4294967294]".into()),
-                    _ => None,
-                })
-                .collect();
-            out.sort();
-            out.dedup();
-            if out.is_empty() {
-                out.push("array".into());
-            }
-            out
-        }
-        Reply::Map(_) => vec!["map".into()],
-        Reply::Simple(s) => vec![format!("+{s}")],
-        Reply::Int(_) => vec![":n".into()],
-        other => vec![format!("{other:?}").chars().take(12).collect()],
-    }
-}
-
-struct Runner {
-    seed: u64,
-    rs: Side,
-    rf: Side,
-    gen: Gen,
-    stats: Stats,
-    history: HashMap<Vec<u8>, VecDeque<(Args, Reply)>>,
-    log: Vec<String>,
-}
-
-impl Runner {
-    fn new(flavor: Flavor, seed: u64) -> Runner {
-        let mut r = Runner {
-            seed,
-            rs: Side::start(flavor, subject_module()),
-            rf: Side::start(flavor, Module::Reference),
-            gen: Gen {
-                rng: SmallRng::seed_from_u64(seed),
-                queue: VecDeque::new(),
-            },
-            stats: Stats::default(),
-            history: HashMap::new(),
-            log: Vec::new(),
-        };
-        for c in fixed_setup() {
-            let (a, b) = (r.rs.cmd(&c), r.rf.cmd(&c));
-            assert_eq!(a, b, "setup {}", show_args(&c));
-        }
-        r
-    }
-
-    /// Deletes `key` on both sides (and recreates a fixed key of another type).
-    fn reset_key(&mut self, key: &[u8]) {
-        self.stats.resets += 1;
-        let del = vec![b"DEL".to_vec(), key.to_vec()];
-        self.rs.cmd(&del);
-        self.rf.cmd(&del);
-        self.history.remove(key);
-        if let Some(c) = fixed_key_setup(key) {
-            assert_eq!(self.rs.cmd(&c), self.rf.cmd(&c));
+impl Gen {
+    fn new(seed: u64) -> Gen {
+        Gen {
+            rng: SmallRng::seed_from_u64(seed),
+            queue: VecDeque::new(),
+            cross_restores: 0,
         }
     }
 
-    fn record(&mut self, args: &[Vec<u8>], rf: &Reply) {
-        let cmd = upper(&args[0]);
-        for o in outcome_keys(rf) {
-            *self.stats.outcomes.entry(format!("{cmd} {o}")).or_default() += 1;
-        }
-        let key = args.get(1).cloned().unwrap_or_default();
-        let h = self.history.entry(key).or_default();
-        if cmd == "DEL" {
-            h.clear();
-        }
-        h.push_back((args.to_vec(), rf.clone()));
-        if h.len() > HISTORY {
-            h.pop_front();
-        }
-    }
-
-    /// Compares one reply pair; returns the key to reset, if any.
-    fn judge(&mut self, op: &Op, a: &Reply, b: &Reply) -> Option<Vec<u8>> {
-        self.stats.compared += 1;
-        self.record(&op.args, b);
-        if a == b {
-            self.stats.identical += 1;
-            return None;
-        }
-        if let Kind::Memory = op.kind {
-            if self.memory_formula_holds(&op.args[2], a, b) {
-                *self.stats.allowed.entry(MEMORY_RULE).or_default() += 1;
-                return None;
-            }
-        }
-        if let Some(rule) = RULES.iter().find(|r| (r.applies)(&op.args, a, b)) {
-            *self.stats.allowed.entry(rule.name).or_default() += 1;
-            return rule.reset.map(|i| op.args[i].clone());
-        }
-        self.mismatch(&op.args, a, b);
-        op.args.get(1).cloned()
-    }
-
-    /// rsbloom `32 + 4wd + o`, the reference `8 + 8wd + o`, for the
-    /// sketch's current CMS.INFO (the same on both sides).
-    fn memory_formula_holds(&mut self, key: &[u8], rs: &Reply, rf: &Reply) -> bool {
-        let info = self.rs.cmd(&[b"CMS.INFO".to_vec(), key.to_vec()]);
-        let (Reply::Int(rs), Reply::Int(rf), Reply::Array(f)) = (rs, rf, &info) else {
-            return false;
-        };
-        let cells = f[1].as_int() * f[3].as_int();
-        rf - rs == 4 * cells - 24
-    }
-
-    fn flush(&mut self, batch: &mut Vec<Op>) {
-        if batch.is_empty() {
-            return;
-        }
-        let resp3 = self.gen.chance(30);
-        self.stats.batches += 1;
-        self.stats.resp3_batches += usize::from(resp3);
-        let ops = std::mem::take(batch);
-        let mut resets = Vec::new();
-        let cmds: Vec<Args> = ops
-            .iter()
-            .filter(|o| matches!(o.kind, Kind::Plain | Kind::Memory))
-            .map(|o| o.args.clone())
-            .collect();
-        let (ra, rb) = pipeline2(self.rs.conn(resp3), self.rf.conn(resp3), &cmds);
-        let mut replies = ra.into_iter().zip(rb);
-        for op in &ops {
-            if let Kind::CrossRestore { src, dst } = &op.kind {
-                resets.extend(self.cross_restore(op, src, dst, resp3));
-                continue;
-            }
-            let (a, b) = replies.next().expect("a reply per command");
-            resets.extend(self.judge(op, &a, &b));
-        }
-        for key in resets {
-            self.reset_key(&key);
-        }
-    }
-
-    /// DUMP `src` on both sides; RESTORE rsbloom's payload into the
-    /// reference and the reference's into rsbloom.
-    fn cross_restore(&mut self, op: &Op, src: &[u8], dst: &[u8], resp3: bool) -> Option<Vec<u8>> {
-        self.stats.cross_restores += 1;
+    /// DUMP `src` on both sides; identical payloads are then restored
+    /// into `dst` on both sides, so each side loads the other's payload.
+    fn cross_restore(
+        &mut self,
+        d: &mut Pair,
+        src: &[u8],
+        dst: &[u8],
+        resp3: bool,
+    ) -> Vec<(Op<Kind>, Reply, Reply)> {
+        self.cross_restores += 1;
         let dump = vec![b"DUMP".to_vec(), src.to_vec()];
-        let pa = self.rs.conn(resp3).cmd(&dump);
-        let pb = self.rf.conn(resp3).cmd(&dump);
-        let dump_op = Op::plain(dump);
-        if let Some(k) = self.judge(&dump_op, &pa, &pb) {
-            return Some(k);
-        }
-        let (Reply::Bulk(pa), Reply::Bulk(pb)) = (pa, pb) else {
-            return None;
-        };
-        let restore = |p: Vec<u8>| {
-            vec![
+        let pa = d.rs.conn(resp3).cmd(&dump);
+        let pb = d.rf.conn(resp3).cmd(&dump);
+        let restore = match &pb {
+            Reply::Bulk(p) if pa == pb => Some(vec![
                 b"RESTORE".to_vec(),
                 dst.to_vec(),
                 b"0".to_vec(),
-                p,
+                p.clone(),
                 b"REPLACE".to_vec(),
-            ]
+            ]),
+            _ => None,
         };
-        let a = self.rs.conn(resp3).cmd(&restore(pb.clone()));
-        let b = self.rf.conn(resp3).cmd(&restore(pa));
-        let mut shown = restore(pb);
-        shown[3] = format!("<payload of {}>", String::from_utf8_lossy(src)).into_bytes();
-        let restore_op = Op {
-            args: shown,
-            ..Op::plain(op.args.clone())
-        };
-        self.judge(&restore_op, &a, &b)
-    }
-
-    fn mismatch(&mut self, args: &[Vec<u8>], a: &Reply, b: &Reply) {
-        self.stats.mismatches += 1;
-        let key = args.get(1).cloned().unwrap_or_default();
-        let mut text = format!(
-            "MISMATCH #{} (seed {}):\n  command:   {}\n  rsbloom:   {}\n  reference: {}\n  history of key {:?} (reference replies):\n",
-            self.stats.mismatches,
-            self.seed,
-            show_args(args),
-            show_reply(a),
-            show_reply(b),
-            String::from_utf8_lossy(&key),
-        );
-        if let Some(h) = self.history.get(&key) {
-            for (args, rb) in h.iter().rev().take(25).rev() {
-                text += &format!("    {}  →  {}\n", show_args(args), show_reply(rb));
-            }
+        let mut out = vec![(Op::new(dump), pa, pb)];
+        if let Some(restore) = restore {
+            let a = d.rs.conn(resp3).cmd(&restore);
+            let b = d.rf.conn(resp3).cmd(&restore);
+            out.push((Op::new(restore), a, b));
         }
-        if self.stats.mismatches <= MAX_PRINTED_MISMATCHES {
-            eprintln!("{text}");
-        }
-        self.log.push(text);
-    }
-
-    /// DUMP and CMS.INFO of every key must be identical on both sides.
-    fn full_check(&mut self) {
-        self.stats.full_checks += 1;
-        for key in KEYS.iter().chain(OTHER) {
-            for cmd in ["DUMP", "CMS.INFO", "TYPE"] {
-                let args = sargs(&[cmd, key]);
-                let (a, b) = (self.rs.cmd(&args), self.rf.cmd(&args));
-                if a != b {
-                    self.mismatch(&args, &a, &b);
-                    self.reset_key(key.as_bytes());
-                    break;
-                }
-            }
-        }
-    }
-
-    fn run(&mut self, n: usize) {
-        let mut batch = Vec::with_capacity(BATCH);
-        for i in 0..n {
-            let op = self.gen.next_op();
-            let isolate = op.isolate;
-            batch.push(op);
-            if isolate || batch.len() >= BATCH {
-                self.flush(&mut batch);
-            }
-            if (i + 1) % CHECK_EVERY == 0 {
-                self.flush(&mut batch);
-                self.full_check();
-            }
-        }
-        self.flush(&mut batch);
-        self.full_check();
-    }
-
-    fn summary(&self, elapsed: f64) -> String {
-        let s = &self.stats;
-        let mut out = format!(
-            "=== differential CMS: seed {} ({}) ===\n  commands compared: {} ({} identical) in {} batches ({} RESP3) in {:.1}s\n  DUMP/RESTORE across: {}; full DUMP+INFO checks: {}\n",
-            self.seed,
-            if subject_module() == Module::Reference { "REFERENCE vs REFERENCE" } else { "rsbloom vs reference" },
-            s.compared,
-            s.identical,
-            s.batches,
-            s.resp3_batches,
-            elapsed,
-            s.cross_restores,
-            s.full_checks,
-        );
-        out += "  allowlisted differences:\n";
-        let rules = RULES
-            .iter()
-            .map(|r| (r.name, r.cite))
-            .chain([(MEMORY_RULE, MEMORY_CITE)]);
-        for (name, cite) in rules {
-            let n = s.allowed.get(name).copied().unwrap_or(0);
-            out += &format!("    {name:<28} {n:>7}   ({cite})\n");
-        }
-        out += &format!("  keys reset: {}\n", s.resets);
-        if std::env::var("RSBLOOM_DIFF_COVERAGE").is_ok() {
-            out += "  reference reply outcomes:\n";
-            for (k, n) in &s.outcomes {
-                out += &format!("    {n:>7}  {k}\n");
-            }
-        }
-        out += &format!("  MISMATCHES: {}\n", s.mismatches);
         out
+    }
+}
+
+impl Family for Gen {
+    type Kind = Kind;
+    type Action = Infallible;
+    const RULES: &'static [Rule] = RULES;
+    const EXPLAINED: &'static [(&'static str, &'static str)] = &[(MEMORY_RULE, MEMORY_CITE)];
+    const CHECK_COMMANDS: &'static [&'static str] = &["DUMP", "CMS.INFO", "TYPE"];
+
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
+    }
+
+    fn setup(&mut self, d: &mut Pair) {
+        for key in OTHER {
+            self.recreate(d, key.as_bytes());
+        }
+        for line in SKETCHES {
+            d.both(&sargs(&line.split(' ').collect::<Vec<_>>()));
+        }
+    }
+
+    fn recreate(&mut self, d: &mut Pair, key: &[u8]) {
+        if let Some(c) = fixed_key_setup(key) {
+            d.both(&c);
+        }
+    }
+
+    fn next(&mut self) -> Step<Kind, Infallible> {
+        Step::Cmd(self.next_op())
+    }
+
+    fn outcomes(&self, reply: &Reply) -> Vec<String> {
+        let saturated = Reply::Int(4294967294);
+        reply_outcomes(reply, |x| (*x == saturated).then(|| "[4294967294]".into()))
+    }
+
+    fn check_keys(&mut self) -> Vec<Vec<u8>> {
+        KEYS.iter()
+            .chain(OTHER)
+            .map(|k| k.as_bytes().to_vec())
+            .collect()
+    }
+
+    /// Plain and MEMORY USAGE commands pipelined, then a DUMP/RESTORE
+    /// across (isolated: the last of its batch).
+    fn exchange(
+        &mut self,
+        d: &mut Pair,
+        ops: Vec<Op<Kind>>,
+        resp3: bool,
+    ) -> Vec<(Op<Kind>, Reply, Reply)> {
+        let cmds: Vec<Args> = ops
+            .iter()
+            .filter(|o| !matches!(o.kind, Kind::CrossRestore { .. }))
+            .map(|o| o.args.clone())
+            .collect();
+        let (ra, rb) = pipeline2(d.rs.conn(resp3), d.rf.conn(resp3), &cmds);
+        let mut replies = ra.into_iter().zip(rb);
+        let mut out = Vec::new();
+        for op in ops {
+            if let Kind::CrossRestore { src, dst } = &op.kind {
+                out.extend(self.cross_restore(d, src, dst, resp3));
+            } else {
+                let (a, b) = replies.next().expect("a reply per command");
+                out.push((op, a, b));
+            }
+        }
+        out
+    }
+
+    /// MEMORY USAGE: [`MEMORY_RULE`].
+    fn explain(
+        &mut self,
+        d: &mut Pair,
+        op: &Op<Kind>,
+        rs: &Reply,
+        rf: &Reply,
+    ) -> Option<&'static str> {
+        let holds =
+            matches!(op.kind, Kind::Memory) && memory_formula_holds(&mut d.rs, &op.args[2], rs, rf);
+        holds.then_some(MEMORY_RULE)
+    }
+
+    fn report(&self) -> String {
+        format!("  DUMP/RESTORE across: {}\n", self.cross_restores)
     }
 }
 
@@ -816,59 +571,26 @@ const MUST_SEE: &[&str] = &[
 
 #[test]
 fn cms_random_stream_matches_reference() {
-    let seed = env_num("RSBLOOM_DIFF_SEED").unwrap_or_else(|| u64::from(rand::random::<u32>()));
-    let n = env_num("RSBLOOM_DIFF_OPS").unwrap_or(100_000) as usize;
-    for flavor in flavors() {
-        run_on(flavor, seed, n);
-    }
-}
-
-fn run_on(flavor: Flavor, seed: u64, n: usize) {
-    eprintln!(
-        "differential CMS on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
-    );
-    let start = Instant::now();
-    let mut r = Runner::new(flavor, seed);
-    r.run(n);
-    eprintln!("{}", r.summary(start.elapsed().as_secs_f64()));
-    if r.stats.mismatches > 0 {
-        let path = std::env::temp_dir().join(format!("rsbloom-diff-cms-{flavor:?}-{seed}.log"));
-        let _ = std::fs::write(&path, r.log.join("\n"));
-        eprintln!("all mismatches written to {}", path.display());
-    }
-    assert!(
-        r.stats.compared >= n,
-        "fewer commands compared than generated"
-    );
-    assert_eq!(
-        r.stats.mismatches, 0,
-        "{} mismatches (seed {seed})",
-        r.stats.mismatches
-    );
-    if n >= 100_000 {
-        let missing: Vec<&&str> = MUST_SEE
-            .iter()
-            .filter(|k| !r.stats.outcomes.contains_key(**k))
-            .collect();
-        assert!(missing.is_empty(), "never produced: {missing:?}");
-    }
+    run_family("CMS", Gen::new, |_, stats, n| {
+        if n >= 100_000 {
+            let missing: Vec<&&str> = MUST_SEE
+                .iter()
+                .filter(|k| !stats.outcomes.contains_key(**k))
+                .collect();
+            assert!(missing.is_empty(), "never produced: {missing:?}");
+        }
+    });
 }
 
 /// The allowlist must not hide an ordinary difference.
 #[test]
 fn allowlist_rules_are_narrow() {
-    let find = |args: &[&str], rs: Reply, rf: Reply| {
-        RULES
-            .iter()
-            .find(|r| (r.applies)(&sargs(args), &rs, &rf))
-            .map(|r| r.name)
-    };
-    let e = |s: &str| Reply::Error(s.into());
+    let find = |args: &[&str], rs, rf| rule_name(RULES, args, rs, rf);
     assert_eq!(
         find(
             &["COPY", "k0", "k1"],
             int(1),
-            e("ERR not supported for this module key")
+            err("ERR not supported for this module key")
         ),
         Some("copy-supported")
     );
@@ -876,7 +598,7 @@ fn allowlist_rules_are_narrow() {
         find(
             &["COPY", "k0", "k1"],
             int(0),
-            e("ERR not supported for this module key")
+            err("ERR not supported for this module key")
         ),
         None
     );
@@ -885,7 +607,7 @@ fn allowlist_rules_are_narrow() {
         find(
             &["CMS.QUERY", "k0", "a"],
             int(1),
-            e("ERR not supported for this module key")
+            err("ERR not supported for this module key")
         ),
         None
     );

@@ -12,46 +12,24 @@
 //! docs/tdigest.md §11 and the defect rsbloom chose not to reproduce
 //! (§7.3: the observation of a one-observation digest survives a reload).
 //!
-//! Environment: `RSBLOOM_DIFF_SEED` (printed), `RSBLOOM_DIFF_OPS` (default
-//! 100 000; `make test-long` runs 1 000 000), `RSBLOOM_DIFF_SELF=1`
-//! (reference against itself: checks the machinery).
+//! The driver and its environment variables: `common::diff::driver`
+//! (`make test-long` runs 1 000 000 commands).
 mod common;
 
-use std::collections::{BTreeMap, VecDeque};
-use std::time::Instant;
+use std::collections::VecDeque;
+use std::convert::Infallible;
 
+use common::diff::driver::*;
 use common::diff::*;
 use common::*;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-const BATCH: usize = 200;
-const CHECK_EVERY: usize = 10_000;
-const MAX_PRINTED: usize = 10;
-
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|s| {
-        s.trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be an integer"))
-    })
-}
-
-fn upper(a: &[u8]) -> String {
-    String::from_utf8_lossy(a).to_ascii_uppercase()
-}
-
 // ---------------------------------------------------------------------------
 // Allowlist: (args, rsbloom reply, reference reply) pairs that differ by
 // design. None of them leaves the two digests different.
 // ---------------------------------------------------------------------------
-
-struct Rule {
-    name: &'static str,
-    cite: &'static str,
-    applies: fn(&[Vec<u8>], &Reply, &Reply) -> bool,
-}
 
 /// The fields of an INFO reply, RESP2 (flat) or RESP3 (map).
 fn info_fields(r: &Reply) -> Option<Vec<(String, Reply)>> {
@@ -84,6 +62,7 @@ const RULES: &[Rule] = &[Rule {
     // 8.x counts the 80-byte record, 2.8.2 the size of a pointer.
     name: "info-memory-usage",
     cite: "docs/tdigest.md §11 item 1 (RedisBloom #946)",
+    diverges: None,
     applies: |args, rs, rf| {
         upper(&args[0]) == "TDIGEST.INFO"
             && match (info_fields(rs), info_fields(rf)) {
@@ -134,13 +113,6 @@ fn allocation_crashes_reference(args: &Args) -> bool {
             .is_some_and(|c| c > 100_000)
 }
 
-struct Op {
-    args: Args,
-    /// After this command the key's digests may differ by design: delete
-    /// the key on both sides (counted under this name).
-    reset: Option<&'static str>,
-}
-
 struct Gen {
     rng: SmallRng,
     queue: VecDeque<Op>,
@@ -158,39 +130,15 @@ impl Gen {
         }
     }
 
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.gen_range(0..100) < percent
-    }
-
     fn pick(&mut self, xs: &[&str]) -> Vec<u8> {
         xs.choose(&mut self.rng).unwrap().as_bytes().to_vec()
     }
 
     fn key(&mut self) -> Vec<u8> {
         match self.rng.gen_range(0..100) {
-            0..=91 => {
-                let n = DIGESTS.len();
-                let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
-                DIGESTS[i].as_bytes().to_vec()
-            }
+            0..=91 => DIGESTS[self.skewed(DIGESTS.len())].as_bytes().to_vec(),
             92..=95 => self.pick(&[STRING_KEY, OTHER_TYPE]),
             _ => b"missing".to_vec(),
-        }
-    }
-
-    fn cmd(&mut self, name: &str) -> Vec<u8> {
-        if self.chance(85) {
-            name.as_bytes().to_vec()
-        } else {
-            name.bytes()
-                .map(|b| {
-                    if self.rng.gen() {
-                        b.to_ascii_lowercase()
-                    } else {
-                        b
-                    }
-                })
-                .collect()
         }
     }
 
@@ -258,10 +206,6 @@ impl Gen {
             return op;
         }
         self.op()
-    }
-
-    fn finish(&mut self, args: Args) -> Op {
-        Op { args, reset: None }
     }
 
     fn op(&mut self) -> Op {
@@ -347,11 +291,12 @@ impl Gen {
             98 => vec![b"DEL".to_vec(), key],
             _ => return self.large(key),
         };
-        let args = self.mangle_arity(args);
-        self.finish(args)
+        let args = self.wrong_arity(args);
+        Op::new(args)
     }
 
-    fn mangle_arity(&mut self, mut args: Args) -> Args {
+    /// Now and then (3 %) the wrong arity: cut short, or one value more.
+    fn wrong_arity(&mut self, mut args: Args) -> Args {
         if self.chance(3) {
             if self.rng.gen() && args.len() > 1 {
                 let n = self.rng.gen_range(1..args.len());
@@ -397,15 +342,12 @@ impl Gen {
     /// Usually DEL first, so that CREATE really creates.
     fn create_fresh(&mut self, key: Vec<u8>) -> Op {
         let create = self.create_args(key.clone());
-        let create = self.mangle_arity(create);
+        let create = self.wrong_arity(create);
         if self.chance(25) {
-            self.queue.push_back(Op {
-                args: create,
-                reset: None,
-            });
-            return self.finish(vec![b"DEL".to_vec(), key]);
+            self.queue.push_back(Op::new(create));
+            return Op::new(vec![b"DEL".to_vec(), key]);
         }
-        self.finish(create)
+        Op::new(create)
     }
 
     fn merge(&mut self, dest: Vec<u8>) -> Args {
@@ -451,7 +393,7 @@ impl Gen {
     /// identical on both sides, so each side restores the other's too).
     fn dump_restore(&mut self, key: Vec<u8>) -> Op {
         if self.dumps.is_empty() || self.chance(40) {
-            return self.finish(vec![b"DUMP".to_vec(), key]);
+            return Op::new(vec![b"DUMP".to_vec(), key]);
         }
         let i = self.rng.gen_range(0..self.dumps.len());
         let (payload, single) = self.dumps[i].clone();
@@ -461,9 +403,9 @@ impl Gen {
             a.push(b"REPLACE".to_vec());
         }
         Op {
-            args: a,
             // §7.3: rsbloom keeps a one-observation digest's value.
             reset: single.then_some("single-observation-reload"),
+            ..Op::new(a)
         }
     }
 
@@ -473,7 +415,7 @@ impl Gen {
         let create = sargs(&["TDIGEST.CREATE", "", "COMPRESSION", &c]);
         let mut create = create;
         create[1] = key.clone();
-        self.queue.push_back(self.plain(create));
+        self.queue.push_back(Op::new(create));
         for _ in 0..self.rng.gen_range(1..6) {
             let mut a = vec![b"TDIGEST.ADD".to_vec(), key.clone()];
             let n = self.rng.gen_range(500..4000);
@@ -483,9 +425,9 @@ impl Gen {
                     .into_iter()
                     .filter(|v| redis_double(v).is_some_and(f64::is_finite)),
             );
-            self.queue.push_back(self.plain(a));
+            self.queue.push_back(Op::new(a));
         }
-        self.finish(vec![b"DEL".to_vec(), key])
+        Op::new(vec![b"DEL".to_vec(), key])
     }
 
     /// MERGE of a digest into itself, twice, until its weight overflows
@@ -493,7 +435,7 @@ impl Gen {
     fn doubling(&mut self, key: Vec<u8>) -> Op {
         let mut add = vec![b"TDIGEST.ADD".to_vec(), key.clone()];
         add.extend(self.values(6));
-        self.queue.push_back(self.plain(add));
+        self.queue.push_back(Op::new(add));
         for _ in 0..self.rng.gen_range(30..45) {
             let mut m = vec![
                 b"TDIGEST.MERGE".to_vec(),
@@ -505,10 +447,10 @@ impl Gen {
             if self.chance(30) {
                 m.push(b"OVERRIDE".to_vec());
             }
-            self.queue.push_back(self.plain(m));
+            self.queue.push_back(Op::new(m));
             if self.chance(20) {
                 let r = self.read_of(key.clone());
-                self.queue.push_back(self.plain(r));
+                self.queue.push_back(Op::new(r));
             }
         }
         let create = vec![
@@ -517,8 +459,8 @@ impl Gen {
             b"COMPRESSION".to_vec(),
             self.compression(),
         ];
-        self.queue.push_front(self.plain(create));
-        self.finish(vec![b"DEL".to_vec(), key])
+        self.queue.push_front(Op::new(create));
+        Op::new(vec![b"DEL".to_vec(), key])
     }
 
     fn read_of(&mut self, key: Vec<u8>) -> Args {
@@ -536,18 +478,14 @@ impl Gen {
             self.compression(),
         ];
         let v = self.value();
-        self.queue.push_back(self.plain(create));
+        self.queue.push_back(Op::new(create));
         self.queue
-            .push_back(self.plain(vec![b"TDIGEST.ADD".to_vec(), key.clone(), v]));
+            .push_back(Op::new(vec![b"TDIGEST.ADD".to_vec(), key.clone(), v]));
         if self.chance(60) {
             self.queue
-                .push_back(self.plain(vec![b"DUMP".to_vec(), key.clone()]));
+                .push_back(Op::new(vec![b"DUMP".to_vec(), key.clone()]));
         }
-        self.finish(vec![b"DEL".to_vec(), key])
-    }
-
-    fn plain(&self, args: Args) -> Op {
-        Op { args, reset: None }
+        Op::new(vec![b"DEL".to_vec(), key])
     }
 }
 
@@ -563,274 +501,77 @@ fn is_single_observation(payload: &[u8]) -> bool {
     matches!((&prims[4], &prims[5]), (U(0), U(1)))
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 // ---------------------------------------------------------------------------
-// Runner
+// The family
 // ---------------------------------------------------------------------------
 
-#[derive(Default)]
-struct Stats {
-    compared: usize,
-    identical: usize,
-    errors: usize,
-    allowed: BTreeMap<&'static str, usize>,
-    resets: BTreeMap<&'static str, usize>,
-    mismatches: usize,
-    full_checks: usize,
-    resp3_batches: usize,
-    outcomes: BTreeMap<String, usize>,
-}
+impl Family for Gen {
+    type Kind = ();
+    type Action = Infallible;
+    const RULES: &'static [Rule] = RULES;
+    const CHECK_COMMANDS: &'static [&'static str] = &["TYPE", "TDIGEST.INFO", "DUMP"];
+    const CHECK_IN_STREAM: bool = true;
+    const SERVER_ARGS: &'static [&'static str] = &["--rdbcompression", "no"];
 
-struct Runner {
-    seed: u64,
-    rs: Side,
-    rf: Side,
-    gen: Gen,
-    stats: Stats,
-    log: Vec<String>,
-}
-
-impl Runner {
-    /// Both modules on the same server binary: replies are compared byte
-    /// for byte (servers format doubles differently).
-    fn new(flavor: Flavor, seed: u64) -> Runner {
-        let start = |m| {
-            Side::from_server(
-                Server::builder(flavor, m)
-                    .arg("--rdbcompression")
-                    .arg("no")
-                    .start(),
-            )
-        };
-        let mut r = Runner {
-            seed,
-            rs: start(subject_module()),
-            rf: start(Module::Reference),
-            gen: Gen::new(seed),
-            stats: Stats::default(),
-            log: Vec::new(),
-        };
-        for c in [
-            sargs(&["SET", STRING_KEY, "a string"]),
-            sargs(&["BF.ADD", OTHER_TYPE, "x"]),
-        ] {
-            assert_eq!(r.rs.cmd(&c), r.rf.cmd(&c));
-        }
-        r
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
     }
 
-    fn flush(&mut self, batch: &mut Vec<Op>) {
-        if batch.is_empty() {
-            return;
-        }
-        let resp3 = self.gen.chance(30);
-        if resp3 {
-            self.stats.resp3_batches += 1;
-        }
-        let cmds: Vec<Args> = batch.iter().map(|o| o.args.clone()).collect();
-        let (ra, rb) = pipeline2(self.rs.conn(resp3), self.rf.conn(resp3), &cmds);
-        let mut resets = Vec::new();
-        for ((op, a), b) in batch.iter().zip(ra).zip(rb) {
-            self.stats.compared += 1;
-            let cmd = upper(&op.args[0]);
-            let outcome = match &b {
-                Reply::Error(e) => format!("-{}", e.chars().take(70).collect::<String>()),
-                Reply::Array(v)
-                    if v.iter()
-                        .any(|x| matches!(x, Reply::Double(d) if d.contains("nan"))) =>
-                {
-                    "nan".into()
-                }
-                _ => "ok".into(),
-            };
-            *self
-                .stats
-                .outcomes
-                .entry(format!("{cmd} {outcome}"))
-                .or_default() += 1;
-            if b.is_error() {
-                self.stats.errors += 1;
-            }
-            if cmd == "DUMP" && a == b {
-                if let Reply::Bulk(p) = &b {
-                    let entry = (p.clone(), is_single_observation(p));
-                    if self.gen.dumps.len() < 64 {
-                        self.gen.dumps.push(entry);
-                    } else {
-                        let i = self.gen.rng.gen_range(0..64);
-                        self.gen.dumps[i] = entry;
-                    }
-                }
-            }
-            let key = op.args.get(1).cloned().unwrap_or_default();
-            if a == b {
-                self.stats.identical += 1;
-            } else if let Some(rule) = RULES.iter().find(|r| (r.applies)(&op.args, &a, &b)) {
-                *self.stats.allowed.entry(rule.name).or_default() += 1;
-            } else {
-                self.mismatch(&op.args, &a, &b, resp3);
-                resets.push((key.clone(), "after a mismatch"));
-                continue;
-            }
-            if let Some(why) = op.reset {
-                resets.push((key, why));
-            }
-        }
-        batch.clear();
-        for (key, why) in resets {
-            *self.stats.resets.entry(why).or_default() += 1;
-            let del = vec![b"DEL".to_vec(), key];
-            self.rs.cmd(&del);
-            self.rf.cmd(&del);
+    /// Keys of other types (the stream may overwrite or delete them).
+    fn setup(&mut self, d: &mut Pair) {
+        d.both(&sargs(&["SET", STRING_KEY, "a string"]));
+        d.both(&sargs(&["BF.ADD", OTHER_TYPE, "x"]));
+    }
+
+    fn next(&mut self) -> Step<(), Infallible> {
+        Step::Cmd(self.next_op())
+    }
+
+    fn outcomes(&self, reply: &Reply) -> Vec<String> {
+        let nan = |x: &Reply| matches!(x, Reply::Double(d) if d.contains("nan"));
+        vec![match reply {
+            Reply::Error(e) => format!("-{}", e.chars().take(70).collect::<String>()),
+            Reply::Array(v) if v.iter().any(nan) => "nan".into(),
+            _ => "ok".into(),
+        }]
+    }
+
+    /// Remembers DUMP payloads for later RESTOREs.
+    fn agreed(&mut self, args: &[Vec<u8>], reply: &Reply) {
+        if let (true, Reply::Bulk(p)) = (upper(&args[0]) == "DUMP", reply) {
+            let entry = (p.clone(), is_single_observation(p));
+            keep(&mut self.rng, &mut self.dumps, 64, entry);
         }
     }
 
-    fn mismatch(&mut self, args: &[Vec<u8>], a: &Reply, b: &Reply, resp3: bool) {
-        self.stats.mismatches += 1;
-        let text = format!(
-            "MISMATCH #{} (seed {}, {}):\n  command:   {}\n  rsbloom:   {}\n  reference: {}\n",
-            self.stats.mismatches,
-            self.seed,
-            if resp3 { "RESP3" } else { "RESP2" },
-            show_args(args),
-            show_reply(a),
-            show_reply(b),
-        );
-        let text = match (upper(&args[0]).as_str(), args.get(3)) {
-            ("RESTORE", Some(p)) => format!("{text}  payload: {}\n", hex(p)),
-            _ => text,
-        };
-        if self.stats.mismatches <= MAX_PRINTED {
-            eprintln!("{text}");
-        }
-        self.log.push(text);
-    }
-
-    /// INFO and DUMP of every key, both sides.
-    fn full_check(&mut self) {
-        self.stats.full_checks += 1;
-        let keys: Vec<&str> = DIGESTS
+    fn check_keys(&mut self) -> Vec<Vec<u8>> {
+        DIGESTS
             .iter()
-            .copied()
-            .chain([STRING_KEY, OTHER_TYPE])
-            .collect();
-        let mut batch: Vec<Op> = Vec::new();
-        for k in keys {
-            for c in ["TYPE", "TDIGEST.INFO", "DUMP"] {
-                batch.push(Op {
-                    args: sargs(&[c, k]),
-                    reset: None,
-                });
-            }
-        }
-        self.flush(&mut batch);
-    }
-
-    fn run(&mut self, n: usize) {
-        let mut batch = Vec::with_capacity(BATCH);
-        for i in 0..n {
-            let op = self.gen.next_op();
-            let isolate = op.reset.is_some();
-            batch.push(op);
-            if isolate || batch.len() >= BATCH {
-                self.flush(&mut batch);
-            }
-            if (i + 1) % CHECK_EVERY == 0 {
-                self.flush(&mut batch);
-                self.full_check();
-            }
-        }
-        self.flush(&mut batch);
-        self.full_check();
-    }
-
-    fn summary(&self, secs: f64) -> String {
-        let s = &self.stats;
-        let mut out = format!(
-            "=== tdigest differential: seed {} ({}) ===\n  commands compared: {} ({} identical, {} error replies from the reference, {} RESP3 batches) in {secs:.1}s; {} full checks\n  allowlisted differences:\n",
-            self.seed,
-            if subject_module() == Module::Reference { "REFERENCE vs REFERENCE" } else { "rsbloom vs reference" },
-            s.compared,
-            s.identical,
-            s.errors,
-            s.resp3_batches,
-            s.full_checks,
-        );
-        for r in RULES {
-            let n = s.allowed.get(r.name).copied().unwrap_or(0);
-            out += &format!("    {:<28} {n:>7}   ({})\n", r.name, r.cite);
-        }
-        out += "  keys reset:\n";
-        for (k, n) in &s.resets {
-            out += &format!("    {k:<28} {n:>7}\n");
-        }
-        if std::env::var("RSBLOOM_DIFF_COVERAGE").is_ok() {
-            out += "  reference outcomes:\n";
-            for (k, n) in &s.outcomes {
-                out += &format!("    {n:>7}  {k}\n");
-            }
-        }
-        out += &format!("  MISMATCHES: {}\n", s.mismatches);
-        out
-    }
-
-    fn count(&self, prefix: &str) -> usize {
-        self.stats
-            .outcomes
-            .iter()
-            .filter(|(k, _)| k.starts_with(prefix))
-            .map(|(_, n)| n)
-            .sum()
+            .chain(&[STRING_KEY, OTHER_TYPE])
+            .map(|k| k.as_bytes().to_vec())
+            .collect()
     }
 }
 
 #[test]
 fn tdigest_random_stream_matches_reference() {
-    let seed = env_u64("RSBLOOM_DIFF_SEED").unwrap_or_else(|| u64::from(rand::random::<u32>()));
-    for flavor in flavors() {
-        run_on(flavor, seed);
-    }
-}
-
-fn run_on(flavor: Flavor, seed: u64) {
-    let n = env_u64("RSBLOOM_DIFF_OPS").unwrap_or(100_000) as usize;
-    eprintln!(
-        "tdigest differential on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
-    );
-    let t0 = Instant::now();
-    let mut r = Runner::new(flavor, seed);
-    r.run(n);
-    eprintln!("{flavor:?}: {}", r.summary(t0.elapsed().as_secs_f64()));
-    if r.stats.mismatches > 0 {
-        let path =
-            std::env::temp_dir().join(format!("rsbloom-diff-tdigest-{}-{seed}.log", flavor.name()));
-        let _ = std::fs::write(&path, r.log.join("\n"));
-        eprintln!("all mismatches written to {}", path.display());
-    }
-    assert!(r.stats.compared >= n);
-    assert_eq!(
-        r.stats.mismatches, 0,
-        "{flavor:?}: {} mismatches (seed {seed})",
-        r.stats.mismatches
-    );
-    // The stream reached what it is about.
-    for what in [
-        "TDIGEST.MERGE ok",
-        "TDIGEST.QUANTILE nan",
-        "TDIGEST.CDF ok",
-        "RESTORE ok",
-        "TDIGEST.ADD -ERR T-Digest: error parsing val parameter",
-        "TDIGEST.MERGE -ERR T-Digest: key does not exist",
-        "TDIGEST.CREATE -ERR T-Digest: key already exists",
-    ] {
-        assert!(
-            r.count(what) > 0 || n < 20_000,
-            "stream never produced `{what}`"
-        );
-    }
+    run_family("T-Digest", Gen::new, |_, stats, n| {
+        // The stream reached what it is about.
+        for what in [
+            "TDIGEST.MERGE ok",
+            "TDIGEST.QUANTILE nan",
+            "TDIGEST.CDF ok",
+            "RESTORE ok",
+            "TDIGEST.ADD -ERR T-Digest: error parsing val parameter",
+            "TDIGEST.MERGE -ERR T-Digest: key does not exist",
+            "TDIGEST.CREATE -ERR T-Digest: key already exists",
+        ] {
+            assert!(
+                stats.outcome(what) > 0 || n < 20_000,
+                "stream never produced `{what}`"
+            );
+        }
+    });
 }
 
 #[test]
@@ -853,11 +594,7 @@ fn allowlist_is_narrow() {
         }
         Reply::Array(v)
     };
-    let applies = |rs: Reply, rf: Reply| {
-        RULES
-            .iter()
-            .any(|r| (r.applies)(&sargs(&["TDIGEST.INFO", "k"]), &rs, &rf))
-    };
+    let applies = |rs, rf| rule_name(RULES, &["TDIGEST.INFO", "k"], rs, rf).is_some();
     assert!(applies(info(9840), info(9768)));
     assert!(!applies(info(9841), info(9768)));
     assert!(!applies(info(9768), info(9840)));

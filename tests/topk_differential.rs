@@ -21,14 +21,12 @@
 //! and items with NUL bytes are never moved to the reference (2.8.2 reads
 //! past them after a load).
 //!
-//! Environment: `RSBLOOM_DIFF_SEED` (seed, printed), `RSBLOOM_DIFF_OPS`
-//! (commands, default 100 000), `RSBLOOM_DIFF_SELF=1` (reference against
-//! reference: checks the machinery itself).
+//! The driver and its environment variables: `common::diff::driver`.
 mod common;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::time::Instant;
+use std::collections::{HashMap, VecDeque};
 
+use common::diff::driver::*;
 use common::diff::*;
 use common::topk::masked;
 use common::*;
@@ -36,20 +34,7 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-const BATCH: usize = 200;
-const CHECK_EVERY: usize = 5_000;
-const MAX_PRINTED_MISMATCHES: usize = 12;
-const HISTORY: usize = 25;
-
 const INCREMENT_ERROR: &str = "TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000";
-
-fn env_number(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|s| {
-        s.trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be an integer"))
-    })
-}
 
 /// Whether a Top-K payload's heap holds the empty item: a load turns it
 /// into "no item" (null in replies, docs/topk.md §5.2), so a key that holds
@@ -61,14 +46,6 @@ fn holds_empty_item(payload: &[u8]) -> bool {
     };
     heap.chunks_exact(common::topk::RECORD)
         .any(|r| r[..4] != [0; 4] && r[4..8] == [0; 4])
-}
-
-fn upper(a: &[u8]) -> String {
-    String::from_utf8_lossy(a).to_ascii_uppercase()
-}
-
-fn err_is(r: &Reply, text: &str) -> bool {
-    matches!(r, Reply::Error(e) if e == text)
 }
 
 /// A TOPK.INCRBY increment RedisBloom accepts.
@@ -89,14 +66,6 @@ fn first_bad_pair(args: &[Vec<u8>]) -> Option<usize> {
 // (2.8.2) reply for one documented difference. `diverges`: the two keys may
 // differ afterwards, so the key is deleted on both sides.
 
-struct Rule {
-    name: &'static str,
-    cite: &'static str,
-    diverges: bool,
-    /// (args, rsbloom reply, reference reply)
-    applies: fn(&[Vec<u8>], &Reply, &Reply) -> bool,
-}
-
 const RULES: &[Rule] = &[
     Rule {
         // 2.8.2 truncates k to 32 bits and goes on with the other checks
@@ -104,7 +73,7 @@ const RULES: &[Rule] = &[
         // k ≡ 0 mod 2^32 aborts 2.8.2 and is never generated.
         name: "topk-reserve-k-32-bit",
         cite: "docs/topk.md §9 'TOPK.RESERVE k ≥ 2^32'",
-        diverges: true,
+        diverges: Some(1),
         applies: |args, rs, rf| {
             upper(&args[0]) == "TOPK.RESERVE"
                 && redis_ll(&args[2]).is_some_and(|k| k > i64::from(u32::MAX))
@@ -126,7 +95,7 @@ const RULES: &[Rule] = &[
         // ends in PONGs where rsbloom repeats the error.
         name: "topk-incrby-short-array",
         cite: "docs/topk.md §4.3 (RedisBloom defect, all versions)",
-        diverges: false,
+        diverges: None,
         applies: |args, rs, rf| {
             let (Some(j), Reply::Array(a), Reply::Array(b)) = (first_bad_pair(args), rs, rf) else {
                 return false;
@@ -158,14 +127,12 @@ const OTHER: [&str; 2] = ["str", "bfkey"];
 /// Missing: creations are checked there, and it is deleted right after.
 const FRESH: &str = "tfresh";
 
-enum Op {
-    /// A command for both servers. `pings`: PINGs sent to the reference
-    /// after it (TOPK.INCRBY short array); `isolate`: flush right after.
-    Cmd {
-        args: Args,
-        pings: usize,
-        isolate: bool,
-    },
+/// A command's kind: the PINGs sent to the reference after it (TOPK.INCRBY
+/// short array).
+type Pings = usize;
+
+/// DUMP moves between the servers.
+enum Move {
     /// Move the key's DUMP from the reference into rsbloom (REPLACE): both
     /// keep writing it.
     ToRsbloom(Vec<u8>),
@@ -176,6 +143,11 @@ enum Op {
 
 struct Gen {
     rng: SmallRng,
+    queue: VecDeque<Op<Pings>>,
+    /// Items whose QUERY and COUNT the key comparisons look at.
+    probe: Vec<Vec<u8>>,
+    to_rsbloom: usize,
+    copies: usize,
 }
 
 const BAD_INTS: &[&str] = &[
@@ -198,10 +170,6 @@ const BAD_INTS: &[&str] = &[
 ];
 
 impl Gen {
-    fn chance(&mut self, percent: u32) -> bool {
-        self.rng.gen_range(0..100) < percent
-    }
-
     fn pick(&mut self, xs: &[&str]) -> Vec<u8> {
         xs.choose(&mut self.rng).unwrap().as_bytes().to_vec()
     }
@@ -213,12 +181,7 @@ impl Gen {
     /// A written key (rarely the pinned one).
     fn key(&mut self) -> Vec<u8> {
         match self.rng.gen_range(0..100) {
-            0..=79 => {
-                // Skewed towards the first keys: some sketches get long histories.
-                let n = KEYS.len();
-                let i = self.rng.gen_range(0..n).min(self.rng.gen_range(0..n));
-                KEYS[i].as_bytes().to_vec()
-            }
+            0..=79 => KEYS[self.skewed(KEYS.len())].as_bytes().to_vec(),
             80..=89 => NUL_KEY.as_bytes().to_vec(),
             90..=94 => PINNED.as_bytes().to_vec(),
             _ => self.pick(&OTHER),
@@ -232,21 +195,6 @@ impl Gen {
         } else {
             self.key()
         }
-    }
-
-    fn cmd(&mut self, name: &str) -> Vec<u8> {
-        if self.chance(85) {
-            return name.as_bytes().to_vec();
-        }
-        name.bytes()
-            .map(|b| {
-                if self.rng.gen() {
-                    b.to_ascii_lowercase()
-                } else {
-                    b
-                }
-            })
-            .collect()
     }
 
     fn item(&mut self, nul: bool) -> Vec<u8> {
@@ -346,33 +294,18 @@ impl Gen {
         vec![self.cmd("TOPK.RESERVE"), key, k, w, d, decay]
     }
 
-    fn mangle_arity(&mut self, mut args: Args) -> Args {
-        if self.chance(3) {
-            if self.rng.gen() && args.len() > 1 {
-                let n = self.rng.gen_range(1..args.len());
-                args.truncate(n);
-            } else {
-                for _ in 0..self.rng.gen_range(1..3) {
-                    let extra = self.item(false);
-                    args.push(extra);
-                }
-            }
-        }
-        args
-    }
-
-    fn next_op(&mut self, queue: &mut VecDeque<Op>) -> Op {
-        if let Some(op) = queue.pop_front() {
-            return op;
+    fn next_op(&mut self) -> Step<Pings, Move> {
+        if let Some(op) = self.queue.pop_front() {
+            return Step::Cmd(op);
         }
         let w = self.rng.gen_range(0..100);
         if (92..=94).contains(&w) {
             let key = KEYS[self.rng.gen_range(0..KEYS.len())].as_bytes().to_vec();
-            return if self.rng.gen() {
-                Op::ToRsbloom(key)
+            return Step::Act(if self.rng.gen() {
+                Move::ToRsbloom(key)
             } else {
-                Op::Copies(key)
-            };
+                Move::Copies(key)
+            });
         }
         let key = if (55..=81).contains(&w) {
             self.read_key()
@@ -420,15 +353,13 @@ impl Gen {
                 {
                     // A fresh sketch: delete, then create with valid parameters.
                     let a = self.valid_reserve(key.clone());
-                    queue.push_back(self.finish(a));
+                    let op = self.finish(a);
+                    self.queue.push_back(op);
                     vec![b"DEL".to_vec(), key]
                 } else if self.chance(50) {
                     // Validation on a missing key, removed again if created.
-                    queue.push_back(Op::Cmd {
-                        args: vec![b"DEL".to_vec(), FRESH.as_bytes().to_vec()],
-                        pings: 0,
-                        isolate: false,
-                    });
+                    let del = vec![b"DEL".to_vec(), FRESH.as_bytes().to_vec()];
+                    self.queue.push_back(Op::new(del));
                     self.reserve(FRESH.as_bytes().to_vec())
                 } else {
                     self.reserve(key)
@@ -453,12 +384,12 @@ impl Gen {
                 }
             }
         };
-        let args = self.mangle_arity(args);
-        self.finish(args)
+        let args = self.mangle_arity(args, |g| g.item(false));
+        Step::Cmd(self.finish(args))
     }
 
     /// Safety rules and the PINGs of a short INCRBY array.
-    fn finish(&mut self, mut args: Args) -> Op {
+    fn finish(&mut self, mut args: Args) -> Op<Pings> {
         let cmd = upper(&args[0]);
         let mut isolate = false;
         if cmd == "TOPK.RESERVE" && args.len() >= 3 {
@@ -486,24 +417,24 @@ impl Gen {
         } else {
             0
         };
-        Op::Cmd {
-            args,
-            pings,
+        Op {
             isolate: isolate || pings > 0,
+            kind: pings,
+            ..Op::new(args)
         }
     }
 }
 
 // ---------------------------------------------------------------------------
-// The runner
+// The family
 
 /// Writes a batch in one go, with `pings` PINGs after each short INCRBY.
-fn send(c: &mut Conn, batch: &[(Args, usize)], pings: bool) {
+fn send(c: &mut Conn, batch: &[Op<Pings>], pings: bool) {
     let cmds: Vec<Args> = batch
         .iter()
-        .flat_map(|(a, n)| {
-            let n = if pings { *n } else { 0 };
-            std::iter::once(a.clone()).chain((0..n).map(|_| sargs(&["PING"])))
+        .flat_map(|op| {
+            let n = if pings { op.kind } else { 0 };
+            std::iter::once(op.args.clone()).chain((0..n).map(|_| sargs(&["PING"])))
         })
         .collect();
     c.send_many(&cmds);
@@ -512,13 +443,13 @@ fn send(c: &mut Conn, batch: &[(Args, usize)], pings: bool) {
 /// One reply per command of the batch. A short INCRBY array absorbs its
 /// PONGs as elements; an INCRBY that failed as a whole sent no array, so
 /// its PONGs are read here.
-fn read(c: &mut Conn, batch: &[(Args, usize)], pings: bool) -> Vec<Reply> {
+fn read(c: &mut Conn, batch: &[Op<Pings>], pings: bool) -> Vec<Reply> {
     batch
         .iter()
-        .map(|(_, n)| {
+        .map(|op| {
             let r = c.read();
             if pings && !matches!(r, Reply::Array(_)) {
-                for _ in 0..*n {
+                for _ in 0..op.kind {
                     assert_eq!(c.read(), simple("PONG"));
                 }
             }
@@ -527,25 +458,8 @@ fn read(c: &mut Conn, batch: &[(Args, usize)], pings: bool) -> Vec<Reply> {
         .collect()
 }
 
-#[derive(Default)]
-struct Stats {
-    compared: usize,
-    identical: usize,
-    allowed: BTreeMap<&'static str, usize>,
-    resets: usize,
-    mismatches: usize,
-    full_checks: usize,
-    keys_checked: usize,
-    to_rsbloom: usize,
-    copies: usize,
-    resp3_batches: usize,
-    batches: usize,
-    /// Reference reply outcomes per command (coverage of the stream).
-    outcomes: BTreeMap<String, usize>,
-}
-
-fn outcome_keys(cmd: &str, r: &Reply) -> Vec<String> {
-    let kinds: Vec<String> = match r {
+fn outcome_keys(r: &Reply) -> Vec<String> {
+    match r {
         Reply::Error(e) => vec![format!("-{}", e.chars().take(50).collect::<String>())],
         Reply::Array(v) if v.is_empty() => vec!["[]".into()],
         Reply::Array(v) => {
@@ -563,74 +477,31 @@ fn outcome_keys(cmd: &str, r: &Reply) -> Vec<String> {
             out
         }
         other => vec![format!("{other:?}").chars().take(12).collect()],
-    };
-    kinds.into_iter().map(|k| format!("{cmd} {k}")).collect()
+    }
 }
 
-struct Runner {
-    seed: u64,
-    rs: Side,
-    rf: Side,
-    gen: Gen,
-    queue: VecDeque<Op>,
-    stats: Stats,
-    history: HashMap<Vec<u8>, VecDeque<(Args, Reply)>>,
-    log: Vec<String>,
+fn is_topk(side: &mut Side, key: &[u8]) -> bool {
+    side.cmd(&[b"TYPE".to_vec(), key.to_vec()]) == simple("TopK-TYPE")
 }
 
-fn start(flavor: Flavor, module: Module) -> Side {
-    Side::from_server(
-        Server::builder(flavor, module)
-            .arg("--rdbcompression")
-            .arg("no")
-            .start(),
-    )
-}
-
-impl Runner {
-    /// Both on the same server binary: replies are compared byte for byte
-    /// (servers format doubles differently).
-    fn new(flavor: Flavor, seed: u64) -> Runner {
-        let mut r = Runner {
-            seed,
-            rs: start(flavor, subject_module()),
-            rf: start(flavor, Module::Reference),
-            gen: Gen {
-                rng: SmallRng::seed_from_u64(seed),
-            },
+impl Gen {
+    fn new(seed: u64) -> Gen {
+        Gen {
+            rng: SmallRng::seed_from_u64(seed),
             queue: VecDeque::new(),
-            stats: Stats::default(),
-            history: HashMap::new(),
-            log: Vec::new(),
-        };
-        for key in [PINNED, DECAYING, "str", "bfkey"] {
-            r.setup_fixed(key.as_bytes());
+            probe: Vec::new(),
+            to_rsbloom: 0,
+            copies: 0,
         }
-        r
     }
 
-    /// (Re)creates a fixed key on both sides.
-    fn setup_fixed(&mut self, key: &[u8]) {
-        let create = match std::str::from_utf8(key).unwrap_or("") {
-            PINNED => vec![
-                sargs(&["TOPK.RESERVE", PINNED, "5", "16", "3", "1"]),
-                sargs(&["TOPK.ADD", PINNED, "a", "b", "a"]),
-            ],
-            DECAYING => return self.setup_decaying(),
-            "str" => vec![sargs(&["SET", "str", "a string"])],
-            "bfkey" => vec![sargs(&["BF.ADD", "bfkey", "x"])],
-            _ => vec![],
-        };
-        let del = vec![b"DEL".to_vec(), key.to_vec()];
-        for c in std::iter::once(del).chain(create) {
-            let (a, b) = (self.rs.cmd(&c), self.rf.cmd(&c));
-            assert_eq!(a, b, "fixed key setup {}", show_args(&c));
-        }
+    fn draw_probe(&mut self) {
+        self.probe = (0..12).map(|_| self.item(false)).collect();
     }
 
     /// The decaying sketch: filled on the reference (random draws), then
     /// restored from its DUMP on both sides, so both hold the same bytes.
-    fn setup_decaying(&mut self) {
+    fn setup_decaying(d: &mut Pair) {
         let mut add = sargs(&["TOPK.ADD", DECAYING]);
         add.extend((0..300).map(|i| format!("i{}", i % (1 + i % 17)).into_bytes()));
         for c in [
@@ -638,10 +509,10 @@ impl Runner {
             sargs(&["TOPK.RESERVE", DECAYING, "4", "8", "3", "0.925"]),
             add,
         ] {
-            assert!(!self.rf.cmd(&c).is_error());
+            assert!(!d.rf.cmd(&c).is_error());
         }
-        let payload = self.rf.cmd(&sargs(&["DUMP", DECAYING]));
-        for side in [&mut self.rs, &mut self.rf] {
+        let payload = d.rf.cmd(&sargs(&["DUMP", DECAYING]));
+        for side in [&mut d.rs, &mut d.rf] {
             let r = side.cmd(&args![
                 "RESTORE",
                 DECAYING,
@@ -653,319 +524,183 @@ impl Runner {
         }
     }
 
-    fn reset_key(&mut self, key: &[u8]) {
-        self.stats.resets += 1;
-        let del = vec![b"DEL".to_vec(), key.to_vec()];
-        self.rs.cmd(&del);
-        self.rf.cmd(&del);
-        self.history.remove(key);
-        self.setup_fixed(key);
+    /// What `ka` shows on rsbloom and `kb` on the reference.
+    fn state(&mut self, what: &str, d: &mut Pair, ka: &[u8], kb: &[u8]) -> State {
+        let what = vec![what.as_bytes().to_vec(), ka.to_vec(), kb.to_vec()];
+        (
+            what,
+            self.observe(&mut d.rs, ka),
+            self.observe(&mut d.rf, kb),
+        )
     }
 
-    fn remember(&mut self, args: &Args, reply: &Reply) {
-        let key = args.get(1).cloned().unwrap_or_default();
-        let h = self.history.entry(key).or_default();
-        if args[0].eq_ignore_ascii_case(b"DEL") {
-            h.clear();
-        }
-        h.push_back((args.clone(), reply.clone()));
-        if h.len() > HISTORY {
-            h.pop_front();
-        }
-    }
-
-    /// Sends a batch to both servers (PINGs after short INCRBY arrays on
-    /// the reference only) and compares the replies.
-    fn flush(&mut self, batch: &mut Vec<(Args, usize)>) {
-        if batch.is_empty() {
-            return;
-        }
-        let resp3 = self.gen.chance(30);
-        self.stats.batches += 1;
-        self.stats.resp3_batches += usize::from(resp3);
-        // The subject gets the PINGs only when it is RedisBloom as well.
-        let subject_pings = subject_module() == Module::Reference;
-        send(self.rs.conn(resp3), batch, subject_pings);
-        send(self.rf.conn(resp3), batch, true);
-        let ra = read(self.rs.conn(resp3), batch, subject_pings);
-        let rb = read(self.rf.conn(resp3), batch, true);
-        let cmds: Vec<Args> = batch.iter().map(|(a, _)| a.clone()).collect();
-        let mut resets = Vec::new();
-        for ((args, a), b) in cmds.iter().zip(ra).zip(rb) {
-            self.stats.compared += 1;
-            let cmd = upper(&args[0]);
-            for o in outcome_keys(&cmd, &b) {
-                *self.stats.outcomes.entry(o).or_default() += 1;
-            }
-            self.remember(args, &b);
-            if a == b {
-                self.stats.identical += 1;
-                continue;
-            }
-            if let Some(rule) = RULES.iter().find(|r| (r.applies)(args, &a, &b)) {
-                *self.stats.allowed.entry(rule.name).or_default() += 1;
-                if rule.diverges && !(a.is_error() && b.is_error()) {
-                    resets.push(args[1].clone());
-                }
-                continue;
-            }
-            self.mismatch(args, &a, &b, resp3);
-            resets.push(args.get(1).cloned().unwrap_or_default());
-        }
-        batch.clear();
-        for key in resets {
-            self.reset_key(&key);
-        }
-    }
-
-    fn mismatch(&mut self, args: &[Vec<u8>], a: &Reply, b: &Reply, resp3: bool) {
-        self.stats.mismatches += 1;
-        let key = args.get(1).cloned().unwrap_or_default();
-        let mut text = format!(
-            "MISMATCH #{} (seed {}, {}):\n  command:   {}\n  rsbloom:   {}\n  reference: {}\n  history of key {:?} (oldest first, reference replies):\n",
-            self.stats.mismatches,
-            self.seed,
-            if resp3 { "RESP3" } else { "RESP2" },
-            show_args(args),
-            show_reply(a),
-            show_reply(b),
-            String::from_utf8_lossy(&key),
-        );
-        if let (Reply::Array(x), Reply::Array(y)) = (a, b) {
-            for (i, (ex, ey)) in x
-                .iter()
-                .zip(y)
-                .enumerate()
-                .filter(|(_, (ex, ey))| ex != ey)
-                .take(3)
-            {
-                text += &format!(
-                    "  element {i}: rsbloom {} / reference {}\n",
-                    show_reply(ex),
-                    show_reply(ey)
-                );
-            }
-        }
-        for (args, rb) in self.history.get(&key).into_iter().flatten() {
-            text += &format!("    {}  →  {}\n", show_args(args), show_reply(rb));
-        }
-        if self.stats.mismatches <= MAX_PRINTED_MISMATCHES {
-            eprintln!("{text}");
-        }
-        self.log.push(text);
-    }
-
-    /// Compares what two keys show (either side): TYPE, LIST WITHCOUNT,
-    /// INFO, QUERY and COUNT of items, DUMP (pointer fields masked).
-    fn compare_keys(&mut self, what: &str, ka: &[u8], kb: &[u8], probe: &[Vec<u8>]) {
-        let ta = self.rs.cmd(&[b"TYPE".to_vec(), ka.to_vec()]);
-        let tb = self.rf.cmd(&[b"TYPE".to_vec(), kb.to_vec()]);
-        let mut seen_a = vec![ta.clone()];
-        let mut seen_b = vec![tb.clone()];
-        if ta == simple("TopK-TYPE") && tb == ta {
-            for (side, key, seen) in [
-                (&mut self.rs, ka, &mut seen_a),
-                (&mut self.rf, kb, &mut seen_b),
-            ] {
-                let c = side.conn(false);
-                let (list, info) = common::topk::observe(c, key);
-                let mut query = vec![b"TOPK.QUERY".to_vec(), key.to_vec()];
-                query.extend(probe.iter().cloned());
-                let mut count = query.clone();
-                count[0] = b"TOPK.COUNT".to_vec();
-                let dump = c.cmd(&[b"DUMP".to_vec(), key.to_vec()]);
-                let dump = Reply::Simple(format!("{:?}", masked(dump.as_bytes())));
-                seen.extend([list, info, c.cmd(&query), c.cmd(&count), dump]);
-            }
-        } else {
-            seen_a.push(self.rs.cmd(&[b"DUMP".to_vec(), ka.to_vec()]));
-            seen_b.push(self.rf.cmd(&[b"DUMP".to_vec(), kb.to_vec()]));
-        }
-        if seen_a != seen_b {
-            let args = vec![what.as_bytes().to_vec(), ka.to_vec(), kb.to_vec()];
-            self.mismatch(&args, &Reply::Array(seen_a), &Reply::Array(seen_b), false);
-            self.reset_key(ka);
-        }
-    }
-
-    fn probe_items(&mut self) -> Vec<Vec<u8>> {
-        (0..12).map(|_| self.gen.item(false)).collect()
-    }
-
-    fn is_topk(side: &mut Side, key: &[u8]) -> bool {
-        side.cmd(&[b"TYPE".to_vec(), key.to_vec()]) == simple("TopK-TYPE")
-    }
-
-    fn move_to_rsbloom(&mut self, key: &[u8]) {
+    fn move_to_rsbloom(&mut self, d: &mut Pair, key: &[u8]) -> Vec<State> {
         // A 2.8.2 subject would stop decaying the key it loads.
-        if subject_module() == Module::Reference || !Self::is_topk(&mut self.rf, key) {
-            return;
+        if subject_module() == Module::Reference || !is_topk(&mut d.rf, key) {
+            return vec![];
         }
-        let payload = self.rf.cmd(&[b"DUMP".to_vec(), key.to_vec()]);
+        let payload = d.rf.cmd(&[b"DUMP".to_vec(), key.to_vec()]);
         if holds_empty_item(payload.as_bytes()) {
-            return;
+            return vec![];
         }
-        self.stats.to_rsbloom += 1;
+        self.to_rsbloom += 1;
         let restore = args!["RESTORE", key, "0", payload.as_bytes(), "REPLACE"];
-        assert_eq!(self.rs.cmd(&restore), ok(), "RESTORE into rsbloom");
-        let probe = self.probe_items();
-        self.compare_keys("RESTORE reference → rsbloom", key, key, &probe);
+        assert_eq!(d.rs.cmd(&restore), ok(), "RESTORE into rsbloom");
+        self.draw_probe();
+        vec![self.state("RESTORE reference → rsbloom", d, key, key)]
     }
 
     /// Both payloads restored on both servers; all four copies alike (a
     /// load is a load on both sides here, empty item included).
-    fn copies(&mut self, key: &[u8]) {
-        if !Self::is_topk(&mut self.rf, key) || !Self::is_topk(&mut self.rs, key) {
-            return;
+    fn copies(&mut self, d: &mut Pair, key: &[u8]) -> Vec<State> {
+        if !is_topk(&mut d.rf, key) || !is_topk(&mut d.rs, key) {
+            return vec![];
         }
-        self.stats.copies += 1;
+        self.copies += 1;
         let dump = |s: &mut Side| s.cmd(&[b"DUMP".to_vec(), key.to_vec()]);
-        let payloads = [dump(&mut self.rs), dump(&mut self.rf)];
-        let probe = self.probe_items();
+        let payloads = [dump(&mut d.rs), dump(&mut d.rf)];
+        self.draw_probe();
+        let mut states = Vec::new();
         for (from, p) in ["rsbloom", "reference"].iter().zip(&payloads) {
             let copy = [key, b":from-", from.as_bytes()].concat();
-            for side in [&mut self.rs, &mut self.rf] {
+            for side in [&mut d.rs, &mut d.rf] {
                 let r = side.cmd(&args!["RESTORE", &copy, "0", p.as_bytes(), "REPLACE"]);
                 assert_eq!(r, ok(), "RESTORE of the {from} payload");
             }
-            self.compare_keys(
-                &format!("RESTORE of the {from} payload"),
-                &copy,
-                &copy,
-                &probe,
-            );
+            let what = format!("RESTORE of the {from} payload");
+            states.push(self.state(&what, d, &copy, &copy));
         }
         // rsbloom's and RedisBloom's copies of either payload agree too.
-        self.compare_keys(
+        states.push(self.state(
             "copies of both payloads",
+            d,
             &[key, b":from-rsbloom"].concat(),
             &[key, b":from-reference"].concat(),
-            &probe,
-        );
-        for side in [&mut self.rs, &mut self.rf] {
+        ));
+        for side in [&mut d.rs, &mut d.rf] {
             side.cmd(&args![
                 "DEL",
                 [key, b":from-rsbloom"].concat(),
                 [key, b":from-reference"].concat()
             ]);
         }
+        states
+    }
+}
+
+impl Act<Gen> for Move {
+    fn run(self, gen: &mut Gen, d: &mut Pair) -> Vec<State> {
+        match self {
+            Move::ToRsbloom(key) => gen.move_to_rsbloom(d, &key),
+            Move::Copies(key) => gen.copies(d, &key),
+        }
+    }
+}
+
+impl Family for Gen {
+    type Kind = Pings;
+    type Action = Move;
+    const RULES: &'static [Rule] = RULES;
+    const CHECK_EVERY: usize = 5_000;
+    const ISOLATE_ALONE: bool = true;
+    const SERVER_ARGS: &'static [&'static str] = &["--rdbcompression", "no"];
+
+    fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
     }
 
-    fn full_check(&mut self) {
-        self.stats.full_checks += 1;
+    fn setup(&mut self, d: &mut Pair) {
+        for key in [PINNED, DECAYING, "str", "bfkey"] {
+            self.recreate(d, key.as_bytes());
+        }
+    }
+
+    fn recreate(&mut self, d: &mut Pair, key: &[u8]) {
+        let create = match std::str::from_utf8(key).unwrap_or("") {
+            PINNED => vec![
+                sargs(&["TOPK.RESERVE", PINNED, "5", "16", "3", "1"]),
+                sargs(&["TOPK.ADD", PINNED, "a", "b", "a"]),
+            ],
+            DECAYING => return Self::setup_decaying(d),
+            "str" => vec![sargs(&["SET", "str", "a string"])],
+            "bfkey" => vec![sargs(&["BF.ADD", "bfkey", "x"])],
+            _ => vec![],
+        };
+        for c in create {
+            d.both(&c);
+        }
+    }
+
+    fn next(&mut self) -> Step<Pings, Move> {
+        self.next_op()
+    }
+
+    fn outcomes(&self, reply: &Reply) -> Vec<String> {
+        outcome_keys(reply)
+    }
+
+    /// PINGs after short INCRBY arrays go to the reference only (and to a
+    /// RedisBloom subject).
+    fn exchange(
+        &mut self,
+        d: &mut Pair,
+        ops: Vec<Op<Pings>>,
+        resp3: bool,
+    ) -> Vec<(Op<Pings>, Reply, Reply)> {
+        let subject_pings = subject_module() == Module::Reference;
+        send(d.rs.conn(resp3), &ops, subject_pings);
+        send(d.rf.conn(resp3), &ops, true);
+        let ra = read(d.rs.conn(resp3), &ops, subject_pings);
+        let rb = read(d.rf.conn(resp3), &ops, true);
+        ops.into_iter()
+            .zip(ra)
+            .zip(rb)
+            .map(|((o, a), b)| (o, a, b))
+            .collect()
+    }
+
+    fn check_keys(&mut self) -> Vec<Vec<u8>> {
+        self.draw_probe();
         let mut keys: Vec<&str> = KEYS.to_vec();
         keys.extend([NUL_KEY, PINNED, DECAYING]);
         keys.extend(OTHER);
-        let probe = self.probe_items();
-        for key in keys {
-            self.stats.keys_checked += 1;
-            self.compare_keys("full check", key.as_bytes(), key.as_bytes(), &probe);
-        }
+        keys.iter().map(|k| k.as_bytes().to_vec()).collect()
     }
 
-    fn run(&mut self, n: usize) {
-        let mut batch: Vec<(Args, usize)> = Vec::with_capacity(BATCH);
-        let mut i = 0;
-        // Until n commands were compared (DUMP moves come on top).
-        while self.stats.compared + batch.len() < n {
-            i += 1;
-            match self.gen.next_op(&mut self.queue) {
-                Op::Cmd {
-                    args,
-                    pings,
-                    isolate,
-                } => {
-                    if isolate {
-                        self.flush(&mut batch);
-                    }
-                    batch.push((args, pings));
-                    if isolate || batch.len() >= BATCH {
-                        self.flush(&mut batch);
-                    }
-                }
-                Op::ToRsbloom(key) => {
-                    self.flush(&mut batch);
-                    self.move_to_rsbloom(&key);
-                }
-                Op::Copies(key) => {
-                    self.flush(&mut batch);
-                    self.copies(&key);
-                }
-            }
-            if i % CHECK_EVERY == 0 {
-                self.flush(&mut batch);
-                self.full_check();
-            }
+    /// TYPE; of a sketch also LIST WITHCOUNT, INFO, QUERY and COUNT of the
+    /// probe items and the DUMP (pointer fields masked), else the DUMP.
+    fn observe(&mut self, side: &mut Side, key: &[u8]) -> Vec<Reply> {
+        let c = side.conn(false);
+        let dump = |c: &mut Conn| c.cmd(&[b"DUMP".to_vec(), key.to_vec()]);
+        let ty = c.cmd(&[b"TYPE".to_vec(), key.to_vec()]);
+        if ty != simple("TopK-TYPE") {
+            return vec![ty, dump(c)];
         }
-        self.flush(&mut batch);
-        self.full_check();
+        let (list, info) = common::topk::observe(c, key);
+        let mut query = vec![b"TOPK.QUERY".to_vec(), key.to_vec()];
+        query.extend(self.probe.iter().cloned());
+        let mut count = query.clone();
+        count[0] = b"TOPK.COUNT".to_vec();
+        let (query, count) = (c.cmd(&query), c.cmd(&count));
+        let dump = Reply::Simple(format!("{:?}", masked(dump(c).as_bytes())));
+        vec![ty, list, info, query, count, dump]
     }
 
-    fn summary(&self, elapsed: f64) -> String {
-        let s = &self.stats;
-        let mut out = format!(
-            "=== Top-K differential: seed {} ({}) ===\n  commands compared: {} ({} identical replies) in {} batches ({} RESP3) in {:.1}s\n  DUMP moves reference → rsbloom: {}, four-way copies: {}; full checks: {} rounds, {} keys\n",
-            self.seed,
-            if subject_module() == Module::Reference { "REFERENCE vs REFERENCE" } else { "rsbloom vs reference" },
-            s.compared, s.identical, s.batches, s.resp3_batches, elapsed, s.to_rsbloom, s.copies, s.full_checks, s.keys_checked,
-        );
-        out += "  allowlisted differences:\n";
-        for r in RULES {
-            let n = s.allowed.get(r.name).copied().unwrap_or(0);
-            out += &format!("    {:<28} {:>7}   ({})\n", r.name, n, r.cite);
-        }
-        out += &format!("  keys reset: {}\n", s.resets);
-        if std::env::var("RSBLOOM_DIFF_COVERAGE").is_ok() {
-            out += "  reference reply outcomes:\n";
-            for (k, n) in &s.outcomes {
-                out += &format!("    {n:>7}  {k}\n");
-            }
-        }
-        out += &format!("  MISMATCHES: {}\n", s.mismatches);
-        out
-    }
-
-    /// Reference replies whose outcome key starts with `what`.
-    fn outcome(&self, what: &str) -> usize {
-        self.stats
-            .outcomes
-            .iter()
-            .filter(|(k, _)| k.starts_with(what))
-            .map(|(_, n)| n)
-            .sum()
+    fn report(&self) -> String {
+        format!(
+            "  DUMP moves reference → rsbloom: {}, four-way copies: {}\n",
+            self.to_rsbloom, self.copies
+        )
     }
 }
 
 #[test]
 fn topk_random_stream_matches_reference() {
-    let seed = env_number("RSBLOOM_DIFF_SEED").unwrap_or_else(|| rand::random::<u32>().into());
-    for flavor in flavors() {
-        run_on(flavor, seed);
-    }
-}
-
-fn run_on(flavor: Flavor, seed: u64) {
-    let n = env_number("RSBLOOM_DIFF_OPS").unwrap_or(100_000) as usize;
-    eprintln!(
-        "Top-K differential on {flavor:?}: seed {seed} (RSBLOOM_DIFF_SEED={seed} to reproduce), {n} commands"
-    );
-    let t0 = Instant::now();
-    let mut r = Runner::new(flavor, seed);
-    r.run(n);
-    eprintln!("{}", r.summary(t0.elapsed().as_secs_f64()));
-    if r.stats.mismatches > 0 {
-        let path = std::env::temp_dir().join(format!("rsbloom-diff-topk-{flavor:?}-{seed}.log"));
-        let _ = std::fs::write(&path, r.log.join("\n"));
-        eprintln!("all mismatches written to {}", path.display());
-    }
-    assert_eq!(
-        r.stats.mismatches, 0,
-        "{flavor:?}: {} mismatches (seed {seed})",
-        r.stats.mismatches
-    );
-    assert!(r.stats.compared >= n, "too few commands compared");
-    // The stream reached what it is about.
-    if n >= 20_000 {
+    run_family("Top-K", Gen::new, |gen, stats, n| {
+        // The stream reached what it is about.
+        if n < 20_000 {
+            return;
+        }
         for what in [
             "TOPK.ADD [bulk]",
             "TOPK.INCRBY [-error]",
@@ -980,33 +715,31 @@ fn run_on(flavor: Flavor, seed: u64) {
             "TOPK.QUERY [#t]",
             "TOPK.INFO [+k]",
         ] {
-            assert!(r.outcome(what) > 0, "stream never produced `{what}`");
+            assert!(stats.outcome(what) > 0, "stream never produced `{what}`");
+        }
+        // Against itself the reference needs no rule and moves no DUMP.
+        if subject_module() == Module::Reference {
+            return;
         }
         for rule in RULES {
             assert!(
-                r.stats.allowed.get(rule.name).copied().unwrap_or(0) > 0,
+                stats.allowed.get(rule.name).copied().unwrap_or(0) > 0,
                 "rule {} never applied",
                 rule.name
             );
         }
-        assert!(r.stats.to_rsbloom > 50 && r.stats.copies > 50);
-    }
+        assert!(gen.to_rsbloom > 50 && gen.copies > 50);
+    });
 }
 
 /// The allowlist must not hide an ordinary difference.
 #[test]
 fn allowlist_rules_are_narrow() {
-    let find = |args: &[&str], rs: Reply, rf: Reply| {
-        RULES
-            .iter()
-            .find(|r| (r.applies)(&sargs(args), &rs, &rf))
-            .map(|r| r.name)
-    };
-    let e = |s: &str| Reply::Error(s.into());
+    let find = |args: &[&str], rs, rf| rule_name(RULES, args, rs, rf);
     assert_eq!(
         find(
             &["TOPK.RESERVE", "k", "4294967297", "8", "7", "1"],
-            e("TopK: invalid k"),
+            err("TopK: invalid k"),
             ok()
         ),
         Some("topk-reserve-k-32-bit")
@@ -1014,7 +747,7 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             &["TOPK.RESERVE", "k", "0", "8", "7", "1"],
-            e("TopK: invalid k"),
+            err("TopK: invalid k"),
             ok()
         ),
         None
@@ -1024,8 +757,8 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             incr,
-            arr(vec![Reply::Nil, e(INCREMENT_ERROR), e(INCREMENT_ERROR)]),
-            arr(vec![Reply::Nil, e(INCREMENT_ERROR), pong.clone()])
+            arr(vec![Reply::Nil, err(INCREMENT_ERROR), err(INCREMENT_ERROR)]),
+            arr(vec![Reply::Nil, err(INCREMENT_ERROR), pong.clone()])
         ),
         Some("topk-incrby-short-array")
     );
@@ -1033,8 +766,8 @@ fn allowlist_rules_are_narrow() {
     assert_eq!(
         find(
             incr,
-            arr(vec![bulk("z"), e(INCREMENT_ERROR), e(INCREMENT_ERROR)]),
-            arr(vec![Reply::Nil, e(INCREMENT_ERROR), pong])
+            arr(vec![bulk("z"), err(INCREMENT_ERROR), err(INCREMENT_ERROR)]),
+            arr(vec![Reply::Nil, err(INCREMENT_ERROR), pong])
         ),
         None
     );
@@ -1101,8 +834,8 @@ fn decay_stream_finds_the_same_heavy_hitters() {
 }
 
 fn heavy_hitters_on(flavor: Flavor) {
-    let mut rs = start(flavor, subject_module());
-    let mut rf = start(flavor, Module::Reference);
+    let mut rs = start_side(flavor, subject_module(), Gen::SERVER_ARGS);
+    let mut rf = start_side(flavor, Module::Reference, Gen::SERVER_ARGS);
     let k = 20;
     let (mut recall_rs, mut recall_rf, mut overlap, mut runs) = (0usize, 0usize, 0usize, 0usize);
     let (mut err_rs, mut err_rf) = (0f64, 0f64);

@@ -1,11 +1,22 @@
 //! Helpers for differential tests (rsbloom against the reference RedisBloom
 //! 2.8.2): server pairs, pipelined execution on both sides, probe items and
 //! Redis' number parsers (SCANDUMP walks and LOADCHUNK replays are in
-//! `filters`).
+//! `filters`); the random-stream driver is in `driver`.
+
+pub mod driver;
 
 use super::{Conn, Flavor, Module, Reply, Server};
 
 pub type Args = Vec<Vec<u8>>;
+
+/// A command name or option word as Redis matches it.
+pub fn upper(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).to_ascii_uppercase()
+}
+
+pub fn err_is(r: &Reply, text: &str) -> bool {
+    matches!(r, Reply::Error(e) if e == text)
+}
 
 /// Builds an argument vector from string slices.
 pub fn sargs(parts: &[&str]) -> Args {
