@@ -60,24 +60,6 @@ const KEYS: &[&str] = &["k0", "k1", "k2", "k3", "k4", "k5", "WEIGHTS"];
 /// Keys of other types, and one that never exists.
 const OTHER: &[&str] = &["str", "bf", "cf", "nokey"];
 
-const BAD_INTS: &[&str] = &[
-    "1e",
-    "-0",
-    "+1",
-    " 1",
-    "1 ",
-    "0x10",
-    "inf",
-    "nan",
-    "",
-    "abc",
-    "1.5",
-    "01",
-    "1e3",
-    "9223372036854775808",
-    "-",
-    "99999999999999999999",
-];
 const BAD_DOUBLES: &[&str] = &[
     "0", "1", "-0.1", "1.5", "inf", "-inf", "nan", "1e", "abc", "", " 0.1", "0.1 ", "1e-400", "2",
     "1e400", "-0",

@@ -150,25 +150,6 @@ struct Gen {
     copies: usize,
 }
 
-const BAD_INTS: &[&str] = &[
-    "1e",
-    "-0",
-    "+1",
-    " 1",
-    "1 ",
-    "0x10",
-    "99999999999999999999",
-    "inf",
-    "nan",
-    "",
-    "abc",
-    "1.5",
-    "01",
-    "1e3",
-    "9223372036854775808",
-    "-",
-];
-
 impl Gen {
     fn pick(&mut self, xs: &[&str]) -> Vec<u8> {
         xs.choose(&mut self.rng).unwrap().as_bytes().to_vec()

@@ -20,6 +20,28 @@ use rand::Rng;
 use super::{pipeline2, sargs, show_args, show_reply, subject_module, upper, Args, Side};
 use crate::common::{flavors, Flavor, Module, Reply, Server};
 
+/// Integer arguments every family's parser must refuse (or, for "-0" and
+/// "+1", accept exactly as RedisBloom does).
+pub const BAD_INTS: &[&str] = &[
+    "1e",
+    "-0",
+    "+1",
+    " 1",
+    "1 ",
+    "0x10",
+    "99999999999999999999",
+    "inf",
+    "nan",
+    "",
+    "abc",
+    "1.5",
+    "01",
+    "1e3",
+    "-inf",
+    "9223372036854775808",
+    "-",
+];
+
 const BATCH: usize = 200;
 const MAX_PRINTED_MISMATCHES: usize = 12;
 /// Commands of a key's history kept for a mismatch report.
