@@ -26,6 +26,7 @@ default 1 / 0 on a machine with ≥ 2 CPUs; "" disables).
 import argparse
 import glob
 import os
+import shlex
 import shutil
 import socket
 import statistics
@@ -670,7 +671,7 @@ def main():
         rows = read_table(args.source)
         source = "bench/bench.py --from %s" % os.path.relpath(args.source, ROOT)
     else:
-        rows, source = run(args), "bench/bench.py " + " ".join(sys.argv[1:])
+        rows, source = run(args), "bench/bench.py " + shlex.join(sys.argv[1:])
     if args.chart:
         write_chart(rows, args.chart, source)
 
@@ -765,7 +766,7 @@ def run(args):
     if args.save:
         with open(args.save, "w", encoding="utf-8") as f:
             f.write("`bench/bench.py %s`, %s\n\n%s\n"
-                    % (" ".join(sys.argv[1:]), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), text))
+                    % (shlex.join(sys.argv[1:]), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), text))
     return rows
 
 
