@@ -127,7 +127,7 @@ impl Job<'_, '_> {
             };
         }
         if self.exists {
-            let same = same_dump(self.t, key, &payload)?;
+            let same = same_dump(self.t, key, &payload, self.family)?;
             if let Some(o) = self.existing(same) {
                 return Ok(o);
             }
@@ -142,7 +142,7 @@ impl Job<'_, '_> {
             return Ok(Outcome::Failed(format!("the target refused RESTORE: {e}")));
         }
         self.log.tick(len);
-        if !same_dump(self.t, &tmp, &payload)? {
+        if !same_dump(self.t, &tmp, &payload, self.family)? {
             q::<()>(redis::cmd("DEL").arg(&tmp), &mut *self.t.conn)?;
             return Ok(Outcome::Failed("verification failed: the target's DUMP differs from the source's".into()));
         }
@@ -235,11 +235,12 @@ impl Job<'_, '_> {
 }
 
 /// Whether `key` on the target holds the value of `payload`: the same
-/// module value bytes (the footer aside), or the same primitives.
-fn same_dump(t: &mut Target, key: &[u8], payload: &Payload) -> RedisResult<bool> {
+/// module value bytes (the footer aside), or the same primitives, the
+/// family's volatile bytes aside.
+fn same_dump(t: &mut Target, key: &[u8], payload: &Payload, family: &Family) -> RedisResult<bool> {
     let dump: Option<Vec<u8>> = q(redis::cmd("DUMP").arg(key), &mut *t.conn)?;
     Ok(match dump.map(Payload::new) {
-        Some(Ok(there)) => payload.same_value(&there).unwrap_or(false),
+        Some(Ok(there)) => payload.same_value(&there, family.volatile.as_ref()).unwrap_or(false),
         _ => false,
     })
 }

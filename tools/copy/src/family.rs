@@ -13,13 +13,24 @@ pub struct Chunked {
     pub loadchunk: &'static str,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Bytes of a saved value that each writer fills with its own data, left
+/// out when two values are compared: in primitive `prim` (a string of
+/// `record`-byte records), `bytes` of each record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Volatile {
+    pub prim: usize,
+    pub record: usize,
+    pub bytes: std::ops::Range<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Family {
     /// Short name in reports.
     pub name: &'static str,
     /// The module type name: the `TYPE` reply and the id in a DUMP payload.
     pub type_name: &'static str,
     pub chunked: Option<Chunked>,
+    pub volatile: Option<Volatile>,
 }
 
 pub const FAMILIES: &[Family] = &[
@@ -27,15 +38,24 @@ pub const FAMILIES: &[Family] = &[
         name: "bloom",
         type_name: "MBbloom--",
         chunked: Some(Chunked { scandump: "BF.SCANDUMP", loadchunk: "BF.LOADCHUNK" }),
+        volatile: None,
     },
     Family {
         name: "cuckoo",
         type_name: "MBbloomCF",
         chunked: Some(Chunked { scandump: "CF.SCANDUMP", loadchunk: "CF.LOADCHUNK" }),
+        volatile: None,
     },
-    Family { name: "cms", type_name: "CMSk-TYPE", chunked: None },
-    Family { name: "topk", type_name: "TopK-TYPE", chunked: None },
-    Family { name: "tdigest", type_name: "TDIS-TYPE", chunked: None },
+    Family { name: "cms", type_name: "CMSk-TYPE", chunked: None, volatile: None },
+    Family {
+        name: "topk",
+        type_name: "TopK-TYPE",
+        chunked: None,
+        // The heap's 24-byte records: RedisBloom saves a memory address in
+        // bytes 8..16 and never reads it back (docs/topk.md §5.2).
+        volatile: Some(Volatile { prim: 5, record: 24, bytes: 8..16 }),
+    },
+    Family { name: "tdigest", type_name: "TDIS-TYPE", chunked: None, volatile: None },
 ];
 
 /// The family of a `TYPE` reply.

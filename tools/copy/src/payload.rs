@@ -8,6 +8,7 @@
 //! LE). The body is the same on every server; only the version differs.
 
 use crate::crc64::crc64;
+use crate::family::Volatile;
 use crate::lzf;
 
 const RDB_TYPE_MODULE_2: u8 = 7;
@@ -78,12 +79,26 @@ impl Payload {
     }
 
     /// Same module value: identical bytes, or the same primitives once
-    /// strings are decoded (the servers' `rdbcompression` may differ).
-    pub fn same_value(&self, other: &Payload) -> Result<bool, PayloadError> {
+    /// strings are decoded (the servers' `rdbcompression` may differ) and
+    /// the `volatile` bytes that each writer fills in its own way masked.
+    pub fn same_value(&self, other: &Payload, volatile: Option<&Volatile>) -> Result<bool, PayloadError> {
         if self.body() == other.body() {
             return Ok(true);
         }
-        Ok(primitives(self.body())? == primitives(other.body())?)
+        let canonical = |p: &Payload| -> Result<(u64, Vec<Prim>), PayloadError> {
+            let (id, mut prims) = primitives(p.body())?;
+            if let Some(v) = volatile {
+                if let Some(Prim::Str(s)) = prims.get_mut(v.prim) {
+                    for record in s.chunks_mut(v.record.max(1)) {
+                        if let Some(b) = record.get_mut(v.bytes.clone()) {
+                            b.fill(0);
+                        }
+                    }
+                }
+            }
+            Ok((id, prims))
+        };
+        Ok(canonical(self)? == canonical(other)?)
     }
 }
 
@@ -264,9 +279,15 @@ mod tests {
         let lzf = body(TOPK_ID, b"\x05\xc3\x0d\x11\x05hello \xc0\x05\x02llo\x05\xc0\x0c\x04\0\0\0\0\0\0\xf0\x3f\0");
         let (a, b) = (Payload::new(payload(&raw, 10)).unwrap(), Payload::new(payload(&lzf, 11)).unwrap());
         assert_ne!(a.body(), b.body());
-        assert!(a.same_value(&b).unwrap());
+        assert!(a.same_value(&b, None).unwrap());
         let other = body(TOPK_ID, b"\x05\x11hello hello hellO\x05\x0212\x04\0\0\0\0\0\0\xf0\x3f\0");
-        assert!(!a.same_value(&Payload::new(payload(&other, 10)).unwrap()).unwrap());
+        let other = Payload::new(payload(&other, 10)).unwrap();
+        assert!(!a.same_value(&other, None).unwrap());
+        // The difference is byte 16: byte 0 of the third 8-byte record.
+        let mask = Volatile { prim: 0, record: 8, bytes: 7..8 };
+        assert!(!a.same_value(&other, Some(&mask)).unwrap());
+        let mask = Volatile { prim: 0, record: 8, bytes: 0..1 };
+        assert!(a.same_value(&other, Some(&mask)).unwrap());
         assert_eq!(
             primitives(&raw).unwrap().1,
             vec![Prim::Str(b"hello hello hello".to_vec()), Prim::Str(b"12".to_vec()), Prim::Double(1f64.to_bits())]
