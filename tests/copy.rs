@@ -165,6 +165,7 @@ fn copies_while_the_source_keeps_serving() {
         let (stop, writes, port) = (stop.clone(), writes.clone(), src.port);
         std::thread::spawn(move || {
             let mut w = Conn::connect(port).expect("connect");
+            assert_eq!(w.cmd(&["TDIGEST.CREATE", "w:td"]), common::ok());
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let item = i.to_string();

@@ -75,12 +75,18 @@ struct Job<'a, 'w> {
 impl Job<'_, '_> {
     fn run(&mut self) -> RedisResult<Outcome> {
         self.exists = q(redis::cmd("EXISTS").arg(self.key), &mut *self.t.conn)?;
-        let size: Option<u64> = q(redis::cmd("MEMORY").arg("USAGE").arg(self.key).arg("SAMPLES").arg(0), self.src).unwrap_or(None);
+        // The size decides the way for chunked families, and is what a dry run reports.
+        let size = if self.s.dry_run || self.family.chunked.is_some() {
+            let usage = redis::cmd("MEMORY").arg("USAGE").arg(self.key).arg("SAMPLES").arg(0).query(self.src);
+            usage.ok().flatten()
+        } else {
+            None
+        };
         if self.s.dry_run {
             return Ok(self.dry_run(size.unwrap_or(0)));
         }
         match self.family.chunked {
-            Some(c) if size.is_some_and(|n| n > self.s.chunk_above) => self.chunked(c, true),
+            Some(c) if size.is_some_and(|n: u64| n > self.s.chunk_above) => self.chunked(c, true),
             _ => self.dumped(true),
         }
     }
@@ -134,11 +140,8 @@ impl Job<'_, '_> {
         }
         let tmp = self.t.tmp.for_key(key);
         payload.set_version(self.t.rdb_version);
-        let restored: RedisResult<()> = redis::pipe()
-            .cmd("DEL").arg(&tmp).ignore()
-            .cmd("RESTORE").arg(&tmp).arg(TMP_TTL_MS).arg(payload.bytes()).ignore()
-            .query(&mut *self.t.conn);
-        if let Err(e) = restored {
+        let restore = redis::cmd("RESTORE").arg(&tmp).arg(TMP_TTL_MS).arg(payload.bytes()).arg("REPLACE").exec(&mut *self.t.conn);
+        if let Err(e) = restore {
             return Ok(Outcome::Failed(format!("the target refused RESTORE: {e}")));
         }
         self.log.tick(len);

@@ -127,12 +127,15 @@ impl Target {
     /// short-lived key of its own.
     pub fn probe_rdb_version(&mut self) -> Result<(), String> {
         let tmp = self.tmp.for_key(b"probe");
-        let (_, dump, _): (Value, Vec<u8>, Value) = redis::pipe()
-            .cmd("SET").arg(&tmp).arg("rsbloom-copy probe").arg("PX").arg(60_000)
-            .cmd("DUMP").arg(&tmp)
-            .cmd("DEL").arg(&tmp)
-            .query(&mut *self.conn)
-            .map_err(|e| format!("probing the target's RDB version: {e}"))?;
+        // One command at a time: the cluster client takes no pipelines.
+        let conn = &mut *self.conn;
+        let probe = |conn: &mut dyn ConnectionLike| -> redis::RedisResult<Vec<u8>> {
+            redis::cmd("SET").arg(&tmp).arg("rsbloom-copy probe").arg("PX").arg(60_000).exec(conn)?;
+            let dump = redis::cmd("DUMP").arg(&tmp).query(conn)?;
+            redis::cmd("DEL").arg(&tmp).exec(conn)?;
+            Ok(dump)
+        };
+        let dump = probe(conn).map_err(|e| format!("probing the target's RDB version: {e}"))?;
         self.rdb_version = payload::checked_version(&dump).map_err(|e| format!("target DUMP: {e}"))?;
         Ok(())
     }
@@ -146,13 +149,17 @@ pub struct TmpKeys(HashMap<Slot, String>);
 
 impl TmpKeys {
     pub fn for_key(&mut self, key: &[u8]) -> Vec<u8> {
-        let slot = Slot::for_key(key);
-        let tag = self.0.entry(slot).or_insert_with(|| {
-            (0u32..)
-                .map(|n| format!("{{rsbloom-copy-{n}}}"))
-                .find(|t| Slot::for_key(t) == slot)
-                .expect("crc16 reaches every slot")
-        });
+        if self.0.is_empty() {
+            // A hash tag for every slot, found once (about 160,000 tries).
+            for n in 0u32.. {
+                let tag = format!("{{rsbloom-copy-{n}}}");
+                self.0.entry(Slot::for_key(&tag)).or_insert(tag);
+                if self.0.len() == 16384 {
+                    break;
+                }
+            }
+        }
+        let tag = self.0.get(&Slot::for_key(key)).map_or("", String::as_str);
         format!("{tag}:tmp:{}", std::process::id()).into_bytes()
     }
 }
