@@ -24,7 +24,8 @@ fn copy(from: u16, to: u16, tweak: impl FnOnce(&mut Options)) -> (Report, String
     o.progress = None;
     tweak(&mut o);
     let mut out = Vec::new();
-    let report = rsbloom_copy::run(&o, &mut out).unwrap_or_else(|e| panic!("copy {from} -> {to}: {e}"));
+    let report =
+        rsbloom_copy::run(&o, &mut out).unwrap_or_else(|e| panic!("copy {from} -> {to}: {e}"));
     (report, String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -46,13 +47,21 @@ fn fill(c: &mut Conn, prefix: &str) -> Vec<String> {
         vec!["TDIGEST.ADD", "td", "1", "2", "3", "4.5"],
     ]
     .iter()
-    .map(|cmd| cmd.iter().enumerate().map(|(i, a)| if i == 1 { k(a) } else { a.to_string() }).collect())
+    .map(|cmd| {
+        cmd.iter()
+            .enumerate()
+            .map(|(i, a)| if i == 1 { k(a) } else { a.to_string() })
+            .collect()
+    })
     .collect();
     for cmd in &cmds {
         let r = c.cmd(cmd);
         assert!(!r.is_error(), "{cmd:?}: {r:?}");
     }
-    ["bf", "cf", "cms", "topk", "td"].iter().map(|n| k(n)).collect()
+    ["bf", "cf", "cms", "topk", "td"]
+        .iter()
+        .map(|n| k(n))
+        .collect()
 }
 
 /// The module value of a DUMP payload (its RDB version and CRC aside).
@@ -124,7 +133,17 @@ fn every_family_moves_between_every_pair_of_servers() {
         })
         .collect();
     let targets: Vec<Server> = ends.iter().map(|&(f, m)| Server::start(f, m)).collect();
-    let name = |f: Flavor, m: Module| format!("{}{}", f.name(), if m == Module::Reference { "/RedisBloom" } else { "" });
+    let name = |f: Flavor, m: Module| {
+        format!(
+            "{}{}",
+            f.name(),
+            if m == Module::Reference {
+                "/RedisBloom"
+            } else {
+                ""
+            }
+        )
+    };
     let mut table = String::from("| source → target |");
     for &(f, m) in &ends {
         table += &format!(" {} |", name(f, m));
@@ -135,10 +154,17 @@ fn every_family_moves_between_every_pair_of_servers() {
         for ((tf, tm), dst) in ends.iter().zip(&targets) {
             assert_eq!(dst.conn().cmd(&["FLUSHALL"]), common::ok());
             let (report, out) = copy(src.port, dst.port, |_| {});
-            let ok = keys.iter().filter(|k| same(&mut src.conn(), &mut dst.conn(), k)).count();
+            let ok = keys
+                .iter()
+                .filter(|k| same(&mut src.conn(), &mut dst.conn(), k))
+                .count();
             table += &format!(" {ok}/5 |");
             if ok != 5 || report.copied_keys() != 5 || !report.ok() {
-                failures.push(format!("{} -> {}: {ok}/5\n{out}", name(*sf, *sm), name(*tf, *tm)));
+                failures.push(format!(
+                    "{} -> {}: {ok}/5\n{out}",
+                    name(*sf, *sm),
+                    name(*tf, *tm)
+                ));
             }
         }
     }
@@ -169,7 +195,11 @@ fn copies_while_the_source_keeps_serving() {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let item = i.to_string();
-                for cmd in [["BF.ADD", "w:bf", &item], ["CF.ADD", "w:cf", &item], ["TDIGEST.ADD", "w:td", &item]] {
+                for cmd in [
+                    ["BF.ADD", "w:bf", &item],
+                    ["CF.ADD", "w:cf", &item],
+                    ["TDIGEST.ADD", "w:td", &item],
+                ] {
                     let r = w.cmd(&cmd);
                     assert!(!r.is_error(), "{cmd:?}: {r:?}");
                 }
@@ -193,7 +223,11 @@ fn copies_while_the_source_keeps_serving() {
     for k in &keys {
         assert!(same(&mut c, &mut d, k), "{k}");
     }
-    assert_eq!(d.cmd(&["EXISTS", "w:bf"]).as_int(), 0, "--match k* copied w:bf");
+    assert_eq!(
+        d.cmd(&["EXISTS", "w:bf"]).as_int(),
+        0,
+        "--match k* copied w:bf"
+    );
     println!("copied 1500 keys while {during} writes went to the source; {out}");
 }
 
@@ -205,7 +239,10 @@ fn cluster_to_standalone_and_back() {
     let fl = flavors();
     let (cf, sf) = (fl[0], fl[fl.len() - 1]);
     let cluster = Cluster::start(cf, Module::Rsbloom);
-    let mut cc = cluster.client().get_connection().expect("cluster connection");
+    let mut cc = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
     let mut keys = Vec::new();
     for i in 0..40 {
         for (k, cmd) in [
@@ -213,7 +250,10 @@ fn cluster_to_standalone_and_back() {
             (format!("c{i}:cf"), vec!["CF.ADD", "", "x"]),
             (format!("c{i}:cms"), vec!["CMS.INITBYDIM", "", "10", "2"]),
             (format!("c{i}:topk"), vec!["TOPK.RESERVE", "", "3"]),
-            (format!("c{i}:td"), vec!["TDIGEST.CREATE", "", "COMPRESSION", "50"]),
+            (
+                format!("c{i}:td"),
+                vec!["TDIGEST.CREATE", "", "COMPRESSION", "50"],
+            ),
         ] {
             let mut c = redis::cmd(cmd[0]);
             c.arg(&k);
@@ -242,9 +282,15 @@ fn cluster_to_standalone_and_back() {
     assert_eq!(there, original);
 
     let (r, out) = copy(standalone.port, seed, |_| {});
-    assert!(r.ok() && r.identical.values().sum::<u64>() == 200 && r.copied_keys() == 0, "{out}");
+    assert!(
+        r.ok() && r.identical.values().sum::<u64>() == 200 && r.copied_keys() == 0,
+        "{out}"
+    );
     for (port, _) in cluster.masters(seed) {
-        assert_eq!(Conn::connect(port).unwrap().cmd(&["FLUSHALL"]), common::ok());
+        assert_eq!(
+            Conn::connect(port).unwrap().cmd(&["FLUSHALL"]),
+            common::ok()
+        );
     }
     let (r, out) = copy(standalone.port, seed, |_| {});
     assert!(r.ok() && r.copied_keys() == 200, "{out}");
@@ -260,8 +306,14 @@ fn cluster_to_standalone_and_back() {
 fn values_larger_than_the_target_accepts() {
     let fl = flavors();
     let (sf, tf) = (fl[fl.len() - 1], fl[0]);
-    let src = Server::builder(sf, Module::Rsbloom).uncompressed_rdb().start();
-    let dst = Server::builder(tf, Module::Rsbloom).uncompressed_rdb().arg("--proto-max-bulk-len").arg("1mb").start();
+    let src = Server::builder(sf, Module::Rsbloom)
+        .uncompressed_rdb()
+        .start();
+    let dst = Server::builder(tf, Module::Rsbloom)
+        .uncompressed_rdb()
+        .arg("--proto-max-bulk-len")
+        .arg("1mb")
+        .start();
     let mut c = src.conn();
     for cmd in [
         vec!["BF.RESERVE", "big:bf", "0.0001", "2000000"],
@@ -282,10 +334,16 @@ fn values_larger_than_the_target_accepts() {
         assert!(same(&mut c, &mut d, k), "{k}\n{out}");
     }
     assert_eq!(r.skipped.len(), 1, "{out}");
-    assert!(r.skipped[0].1.starts_with("too large for one command"), "{out}");
+    assert!(
+        r.skipped[0].1.starts_with("too large for one command"),
+        "{out}"
+    );
     assert_eq!(d.cmd(&["EXISTS", "big:cms"]).as_int(), 0);
     // Through DUMP when the limit is raised (--max-command beyond it is refused by the server).
-    assert_eq!(d.cmd(&["CONFIG", "SET", "proto-max-bulk-len", "64mb"]), common::ok());
+    assert_eq!(
+        d.cmd(&["CONFIG", "SET", "proto-max-bulk-len", "64mb"]),
+        common::ok()
+    );
     let (r, out) = copy(src.port, dst.port, |o| o.pattern = "big:cms".into());
     assert_eq!(r.copied_keys(), 1, "{out}");
     assert!(same(&mut c, &mut d, "big:cms"));
@@ -314,18 +372,30 @@ fn reruns_replace_dry_runs_and_databases() {
         dbs(o);
         o.dry_run = true;
     });
-    assert_eq!(r.would_copy.values().map(|c| c.keys).sum::<u64>(), 5, "{out}");
+    assert_eq!(
+        r.would_copy.values().map(|c| c.keys).sum::<u64>(),
+        5,
+        "{out}"
+    );
     assert_eq!(d.cmd(&["DBSIZE"]).as_int(), 0, "dry run wrote: {out}");
 
     let (r, out) = copy(src.port, dst.port, dbs);
-    assert_eq!((r.copied_keys(), r.other_types.get("string")), (5, Some(&1)), "{out}");
+    assert_eq!(
+        (r.copied_keys(), r.other_types.get("string")),
+        (5, Some(&1)),
+        "{out}"
+    );
     for k in &keys {
         assert!(same(&mut c, &mut d, k), "{k}");
     }
     assert_eq!(d.cmd(&["DBSIZE"]).as_int(), 5, "no private key left behind");
 
     let (r, out) = copy(src.port, dst.port, dbs);
-    assert_eq!((r.copied_keys(), r.identical.values().sum::<u64>()), (0, 5), "{out}");
+    assert_eq!(
+        (r.copied_keys(), r.identical.values().sum::<u64>()),
+        (0, 5),
+        "{out}"
+    );
 
     assert_eq!(d.cmd(&["CMS.INCRBY", "cms", "z", "1"]).is_error(), false);
     let (r, out) = copy(src.port, dst.port, dbs);
@@ -336,7 +406,11 @@ fn reruns_replace_dry_runs_and_databases() {
         dbs(o);
         o.replace = true;
     });
-    assert_eq!((r.copied_keys(), r.identical.values().sum::<u64>()), (1, 4), "{out}");
+    assert_eq!(
+        (r.copied_keys(), r.identical.values().sum::<u64>()),
+        (1, 4),
+        "{out}"
+    );
     assert!(same(&mut c, &mut d, "cms"));
 }
 
@@ -348,7 +422,13 @@ fn command_line() {
     let dst = Server::start(f, Module::Rsbloom);
     fill(&mut src.conn(), "");
     let run = |to: u16, extra: &[&str]| {
-        let mut args = vec!["rsbloom-copy".to_string(), "--from".into(), url(src.port), "--to".into(), url(to)];
+        let mut args = vec![
+            "rsbloom-copy".to_string(),
+            "--from".into(),
+            url(src.port),
+            "--to".into(),
+            url(to),
+        ];
         args.extend(extra.iter().map(|s| s.to_string()));
         let mut out = Vec::new();
         let code = rsbloom_copy::main_with(args, &mut out);
@@ -356,7 +436,10 @@ fn command_line() {
     };
     let (code, out) = run(dst.port, &["--match", "c*", "--verbose"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("copied    cf (cuckoo") && out.contains("copied    cms (cms"), "{out}");
+    assert!(
+        out.contains("copied    cf (cuckoo") && out.contains("copied    cms (cms"),
+        "{out}"
+    );
     assert!(out.contains("copied: 2 keys"), "{out}");
     // A target that does not answer: exit code 2, nothing copied.
     let (code, out) = run(1, &[]);

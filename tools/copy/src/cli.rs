@@ -15,18 +15,91 @@ fn command() -> Command {
              (Redis 7/8, Valkey 8/9; rsbloom or RedisBloom), live, whatever their RDB versions; \
              every copied key is verified on the target (docs/copy.md).",
         )
-        .arg(Arg::new("from").long("from").required(true).value_name("URL").help("source, e.g. redis://host:6379 (a cluster node: the whole cluster)"))
-        .arg(Arg::new("to").long("to").required(true).value_name("URL").help("target, e.g. redis://user:pass@host:6380"))
-        .arg(Arg::new("db").long("db").value_name("N").default_value("0").value_parser(value_parser!(i64)).help("source database"))
-        .arg(Arg::new("target-db").long("target-db").value_name("N").value_parser(value_parser!(i64)).help("target database [default: --db]"))
-        .arg(Arg::new("match").long("match").value_name("PATTERN").default_value("*").help("copy the keys of this SCAN MATCH pattern"))
-        .arg(Arg::new("replace").long("replace").action(ArgAction::SetTrue).help("overwrite target keys that exist with other content"))
-        .arg(Arg::new("dry-run").long("dry-run").action(ArgAction::SetTrue).help("write nothing: list what would be copied"))
-        .arg(Arg::new("verbose").long("verbose").short('v').action(ArgAction::SetTrue).help("one line per key, copied ones too"))
-        .arg(Arg::new("scan-count").long("scan-count").value_name("N").default_value("1000").value_parser(value_parser!(u64)))
-        .arg(Arg::new("max-command").long("max-command").value_name("BYTES").value_parser(parse_size).help("largest argument to send [default: the target's proto-max-bulk-len]"))
-        .arg(Arg::new("chunk-above").long("chunk-above").value_name("BYTES").default_value("16mb").value_parser(parse_size).help("Bloom/Cuckoo values larger than this move in chunks"))
-        .arg(Arg::new("progress").long("progress").value_name("SECONDS").default_value("5").value_parser(value_parser!(u64)).help("progress line interval (0: none)"))
+        .arg(
+            Arg::new("from")
+                .long("from")
+                .required(true)
+                .value_name("URL")
+                .help("source, e.g. redis://host:6379 (a cluster node: the whole cluster)"),
+        )
+        .arg(
+            Arg::new("to")
+                .long("to")
+                .required(true)
+                .value_name("URL")
+                .help("target, e.g. redis://user:pass@host:6380"),
+        )
+        .arg(
+            Arg::new("db")
+                .long("db")
+                .value_name("N")
+                .default_value("0")
+                .value_parser(value_parser!(i64))
+                .help("source database"),
+        )
+        .arg(
+            Arg::new("target-db")
+                .long("target-db")
+                .value_name("N")
+                .value_parser(value_parser!(i64))
+                .help("target database [default: --db]"),
+        )
+        .arg(
+            Arg::new("match")
+                .long("match")
+                .value_name("PATTERN")
+                .default_value("*")
+                .help("copy the keys of this SCAN MATCH pattern"),
+        )
+        .arg(
+            Arg::new("replace")
+                .long("replace")
+                .action(ArgAction::SetTrue)
+                .help("overwrite target keys that exist with other content"),
+        )
+        .arg(
+            Arg::new("dry-run")
+                .long("dry-run")
+                .action(ArgAction::SetTrue)
+                .help("write nothing: list what would be copied"),
+        )
+        .arg(
+            Arg::new("verbose")
+                .long("verbose")
+                .short('v')
+                .action(ArgAction::SetTrue)
+                .help("one line per key, copied ones too"),
+        )
+        .arg(
+            Arg::new("scan-count")
+                .long("scan-count")
+                .value_name("N")
+                .default_value("1000")
+                .value_parser(value_parser!(u64)),
+        )
+        .arg(
+            Arg::new("max-command")
+                .long("max-command")
+                .value_name("BYTES")
+                .value_parser(parse_size)
+                .help("largest argument to send [default: the target's proto-max-bulk-len]"),
+        )
+        .arg(
+            Arg::new("chunk-above")
+                .long("chunk-above")
+                .value_name("BYTES")
+                .default_value("16mb")
+                .value_parser(parse_size)
+                .help("Bloom/Cuckoo values larger than this move in chunks"),
+        )
+        .arg(
+            Arg::new("progress")
+                .long("progress")
+                .value_name("SECONDS")
+                .default_value("5")
+                .value_parser(value_parser!(u64))
+                .help("progress line interval (0: none)"),
+        )
 }
 
 fn options(m: &ArgMatches) -> Options {
@@ -40,8 +113,15 @@ fn options(m: &ArgMatches) -> Options {
     o.verbose = m.get_flag("verbose");
     o.scan_count = m.get_one::<u64>("scan-count").copied().unwrap_or(1000);
     o.max_command = m.get_one::<u64>("max-command").copied();
-    o.chunk_above = m.get_one::<u64>("chunk-above").copied().unwrap_or(o.chunk_above);
-    o.progress = m.get_one::<u64>("progress").copied().filter(|&s| s > 0).map(Duration::from_secs);
+    o.chunk_above = m
+        .get_one::<u64>("chunk-above")
+        .copied()
+        .unwrap_or(o.chunk_above);
+    o.progress = m
+        .get_one::<u64>("progress")
+        .copied()
+        .filter(|&s| s > 0)
+        .map(Duration::from_secs);
     o
 }
 
@@ -57,12 +137,17 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         other => return Err(format!("unknown size unit {other:?}")),
     };
     let n: u64 = digits.parse().map_err(|_| format!("not a size: {s:?}"))?;
-    n.checked_mul(1 << shift).filter(|&n| n > 0).ok_or_else(|| format!("size out of range: {s:?}"))
+    n.checked_mul(1 << shift)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("size out of range: {s:?}"))
 }
 
 /// Runs the tool on `args`; the exit code: 0 all copied or skipped, 1 some
 /// key failed, 2 usage or connection error.
-pub fn main_with(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, out: &mut dyn Write) -> i32 {
+pub fn main_with(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    out: &mut dyn Write,
+) -> i32 {
     let m = match command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => {
@@ -99,12 +184,33 @@ mod tests {
     #[test]
     fn options_from_the_command_line() {
         let m = command()
-            .try_get_matches_from(["rsbloom-copy", "--from", "redis://a", "--to", "redis://b", "--db", "3", "--replace", "--max-command", "1mb", "--progress", "0"])
+            .try_get_matches_from([
+                "rsbloom-copy",
+                "--from",
+                "redis://a",
+                "--to",
+                "redis://b",
+                "--db",
+                "3",
+                "--replace",
+                "--max-command",
+                "1mb",
+                "--progress",
+                "0",
+            ])
             .unwrap();
         let o = options(&m);
-        assert_eq!((o.from.as_str(), o.to.as_str(), o.db, o.target_db), ("redis://a", "redis://b", 3, 3));
+        assert_eq!(
+            (o.from.as_str(), o.to.as_str(), o.db, o.target_db),
+            ("redis://a", "redis://b", 3, 3)
+        );
         assert!(o.replace && !o.dry_run);
-        assert_eq!((o.max_command, o.progress, o.chunk_above), (Some(1 << 20), None, 16 << 20));
-        assert!(command().try_get_matches_from(["rsbloom-copy", "--from", "redis://a"]).is_err());
+        assert_eq!(
+            (o.max_command, o.progress, o.chunk_above),
+            (Some(1 << 20), None, 16 << 20)
+        );
+        assert!(command()
+            .try_get_matches_from(["rsbloom-copy", "--from", "redis://a"])
+            .is_err());
     }
 }

@@ -32,13 +32,31 @@ pub struct Settings {
     pub chunk_above: u64,
 }
 
-fn q<T: redis::FromRedisValue>(cmd: &mut redis::Cmd, conn: &mut dyn ConnectionLike) -> RedisResult<T> {
+fn q<T: redis::FromRedisValue>(
+    cmd: &mut redis::Cmd,
+    conn: &mut dyn ConnectionLike,
+) -> RedisResult<T> {
     cmd.query(conn)
 }
 
 /// Copies `key` (of `family`) from the source connection `src`.
-pub fn copy_key(s: &Settings, src: &mut Connection, t: &mut Target, log: &mut Log, key: &[u8], family: &'static Family) -> Outcome {
-    let mut job = Job { s, src, t, log, key, family, exists: false };
+pub fn copy_key(
+    s: &Settings,
+    src: &mut Connection,
+    t: &mut Target,
+    log: &mut Log,
+    key: &[u8],
+    family: &'static Family,
+) -> Outcome {
+    let mut job = Job {
+        s,
+        src,
+        t,
+        log,
+        key,
+        family,
+        exists: false,
+    };
     let result = job.run();
     if result.is_err() {
         // A chunked read may have left its WATCH on the connection.
@@ -46,9 +64,9 @@ pub fn copy_key(s: &Settings, src: &mut Connection, t: &mut Target, log: &mut Lo
     }
     match result {
         Ok(o) => o,
-        Err(e) if e.redirect_node().is_some() => {
-            Outcome::Skipped(format!("moved to another source node during the copy (slot migration): {e}; re-run"))
-        }
+        Err(e) if e.redirect_node().is_some() => Outcome::Skipped(format!(
+            "moved to another source node during the copy (slot migration): {e}; re-run"
+        )),
         Err(e) => Outcome::Failed(format!("{e}")),
     }
 }
@@ -77,7 +95,12 @@ impl Job<'_, '_> {
         self.exists = q(redis::cmd("EXISTS").arg(self.key), &mut *self.t.conn)?;
         // The size decides the way for chunked families, and is what a dry run reports.
         let size = if self.s.dry_run || self.family.chunked.is_some() {
-            let usage = redis::cmd("MEMORY").arg("USAGE").arg(self.key).arg("SAMPLES").arg(0).query(self.src);
+            let usage = redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(self.key)
+                .arg("SAMPLES")
+                .arg(0)
+                .query(self.src);
             usage.ok().flatten()
         } else {
             None
@@ -95,26 +118,42 @@ impl Job<'_, '_> {
         if self.family.chunked.is_none() && bytes > self.t.max_bulk {
             return Outcome::Skipped(too_large(bytes, self.t.max_bulk));
         }
-        Outcome::WouldCopy { family: self.family.name, bytes, exists: self.exists }
+        Outcome::WouldCopy {
+            family: self.family.name,
+            bytes,
+            exists: self.exists,
+        }
     }
 
     /// The key exists on the target: nothing to write if it holds the same
     /// value; skipped if not, unless `--replace` (`None`: go on and write).
     fn existing(&self, same: bool) -> Option<Outcome> {
         if same {
-            Some(Outcome::Identical { family: self.family.name })
+            Some(Outcome::Identical {
+                family: self.family.name,
+            })
         } else if self.s.replace {
             None
         } else {
-            Some(Outcome::Skipped("exists on the target with other content (--replace overwrites it)".into()))
+            Some(Outcome::Skipped(
+                "exists on the target with other content (--replace overwrites it)".into(),
+            ))
         }
     }
 
     fn dumped(&mut self, may_chunk: bool) -> RedisResult<Outcome> {
         let key = self.key;
-        let read: Option<(Option<Vec<u8>>, i64)> = redis::pipe().atomic().cmd("DUMP").arg(key).cmd("PTTL").arg(key).query(self.src)?;
+        let read: Option<(Option<Vec<u8>>, i64)> = redis::pipe()
+            .atomic()
+            .cmd("DUMP")
+            .arg(key)
+            .cmd("PTTL")
+            .arg(key)
+            .query(self.src)?;
         let Some((Some(bytes), pttl)) = read.filter(|r| r.1 != -2) else {
-            return Ok(Outcome::Skipped("deleted on the source during the copy".into()));
+            return Ok(Outcome::Skipped(
+                "deleted on the source during the copy".into(),
+            ));
         };
         let mut payload = match Payload::new(bytes) {
             Ok(p) => p,
@@ -122,7 +161,11 @@ impl Job<'_, '_> {
         };
         match payload.module_type() {
             Ok((name, _)) if name == self.family.type_name => {}
-            Ok((name, _)) => return Ok(Outcome::Skipped(format!("changed type during the copy (now {name})"))),
+            Ok((name, _)) => {
+                return Ok(Outcome::Skipped(format!(
+                    "changed type during the copy (now {name})"
+                )))
+            }
             Err(e) => return Ok(Outcome::Failed(format!("source DUMP payload refused: {e}"))),
         }
         let len = payload.bytes().len() as u64;
@@ -140,14 +183,21 @@ impl Job<'_, '_> {
         }
         let tmp = self.t.tmp.for_key(key);
         payload.set_version(self.t.rdb_version);
-        let restore = redis::cmd("RESTORE").arg(&tmp).arg(TMP_TTL_MS).arg(payload.bytes()).arg("REPLACE").exec(&mut *self.t.conn);
+        let restore = redis::cmd("RESTORE")
+            .arg(&tmp)
+            .arg(TMP_TTL_MS)
+            .arg(payload.bytes())
+            .arg("REPLACE")
+            .exec(&mut *self.t.conn);
         if let Err(e) = restore {
             return Ok(Outcome::Failed(format!("the target refused RESTORE: {e}")));
         }
         self.log.tick(len);
         if !same_dump(self.t, &tmp, &payload, self.family)? {
             q::<()>(redis::cmd("DEL").arg(&tmp), &mut *self.t.conn)?;
-            return Ok(Outcome::Failed("verification failed: the target's DUMP differs from the source's".into()));
+            return Ok(Outcome::Failed(
+                "verification failed: the target's DUMP differs from the source's".into(),
+            ));
         }
         self.publish(&tmp, pttl, len)
     }
@@ -172,9 +222,14 @@ impl Job<'_, '_> {
         };
         if !placed {
             q::<()>(redis::cmd("DEL").arg(tmp), conn)?;
-            return Ok(Outcome::Skipped("created on the target during the copy (not overwritten)".into()));
+            return Ok(Outcome::Skipped(
+                "created on the target during the copy (not overwritten)".into(),
+            ));
         }
-        Ok(Outcome::Copied { family: self.family.name, bytes })
+        Ok(Outcome::Copied {
+            family: self.family.name,
+            bytes,
+        })
     }
 
     fn chunked(&mut self, c: Chunked, may_dump: bool) -> RedisResult<Outcome> {
@@ -198,11 +253,20 @@ impl Job<'_, '_> {
             q::<()>(redis::cmd("DEL").arg(&tmp), &mut *t.conn)?;
             let read = read_watched(self.src, c, key, |next, data| {
                 if next == 1 {
-                    q::<()>(redis::cmd(c.loadchunk).arg(&tmp).arg(1).arg(data), &mut *t.conn)?;
-                    return q(redis::cmd("PEXPIRE").arg(&tmp).arg(TMP_TTL_MS), &mut *t.conn);
+                    q::<()>(
+                        redis::cmd(c.loadchunk).arg(&tmp).arg(1).arg(data),
+                        &mut *t.conn,
+                    )?;
+                    return q(
+                        redis::cmd("PEXPIRE").arg(&tmp).arg(TMP_TTL_MS),
+                        &mut *t.conn,
+                    );
                 }
                 for (end, range) in pieces(next, data.len(), max) {
-                    q::<()>(redis::cmd(c.loadchunk).arg(&tmp).arg(end).arg(&data[range]), &mut *t.conn)?;
+                    q::<()>(
+                        redis::cmd(c.loadchunk).arg(&tmp).arg(end).arg(&data[range]),
+                        &mut *t.conn,
+                    )?;
                 }
                 log.tick(data.len() as u64);
                 Ok(())
@@ -216,14 +280,19 @@ impl Job<'_, '_> {
                 Read::Done(read, pttl) => {
                     if !same_chunks(self.t, c, &tmp, &read)? {
                         q::<()>(redis::cmd("DEL").arg(&tmp), &mut *self.t.conn)?;
-                        return Ok(Outcome::Failed("verification failed: the target's SCANDUMP differs from the source's".into()));
+                        return Ok(Outcome::Failed(
+                            "verification failed: the target's SCANDUMP differs from the source's"
+                                .into(),
+                        ));
                     }
                     return self.publish(&tmp, pttl, read.bytes());
                 }
             }
         }
         q::<()>(redis::cmd("DEL").arg(&tmp), &mut *self.t.conn)?;
-        Ok(Outcome::Skipped(format!("written on the source during each of {ATTEMPTS} attempts: re-run")))
+        Ok(Outcome::Skipped(format!(
+            "written on the source during each of {ATTEMPTS} attempts: re-run"
+        )))
     }
 
     /// A value without a chunked form (an empty Cuckoo filter, or a key
@@ -232,7 +301,9 @@ impl Job<'_, '_> {
         if may_dump {
             self.dumped(false)
         } else {
-            Ok(Outcome::Skipped("no chunked form (an empty Cuckoo filter) and too large for one command".into()))
+            Ok(Outcome::Skipped(
+                "no chunked form (an empty Cuckoo filter) and too large for one command".into(),
+            ))
         }
     }
 }
@@ -243,7 +314,9 @@ impl Job<'_, '_> {
 fn same_dump(t: &mut Target, key: &[u8], payload: &Payload, family: &Family) -> RedisResult<bool> {
     let dump: Option<Vec<u8>> = q(redis::cmd("DUMP").arg(key), &mut *t.conn)?;
     Ok(match dump.map(Payload::new) {
-        Some(Ok(there)) => payload.same_value(&there, family.volatile.as_ref()).unwrap_or(false),
+        Some(Ok(there)) => payload
+            .same_value(&there, family.volatile.as_ref())
+            .unwrap_or(false),
         _ => false,
     })
 }
@@ -266,14 +339,25 @@ impl Chunks {
 /// Reads a chunked value from `conn` into `sink` (called per chunk with the
 /// position after it and the bytes). `None`: no chunked form (an empty
 /// Cuckoo filter has none) or no key.
-fn read_chunks(conn: &mut dyn ConnectionLike, c: Chunked, key: &[u8], mut sink: impl FnMut(i64, &[u8]) -> RedisResult<()>) -> RedisResult<Option<Chunks>> {
+fn read_chunks(
+    conn: &mut dyn ConnectionLike,
+    c: Chunked,
+    key: &[u8],
+    mut sink: impl FnMut(i64, &[u8]) -> RedisResult<()>,
+) -> RedisResult<Option<Chunks>> {
     let (it, header): (i64, Option<Vec<u8>>) = q(redis::cmd(c.scandump).arg(key).arg(0), conn)?;
-    let Some(header) = header.filter(|_| it == 1) else { return Ok(None) };
+    let Some(header) = header.filter(|_| it == 1) else {
+        return Ok(None);
+    };
     sink(1, &header)?;
-    let mut out = Chunks { header, chunks: Vec::new() };
+    let mut out = Chunks {
+        header,
+        chunks: Vec::new(),
+    };
     let mut it = it;
     loop {
-        let (next, chunk): (i64, Option<Vec<u8>>) = q(redis::cmd(c.scandump).arg(key).arg(it), conn)?;
+        let (next, chunk): (i64, Option<Vec<u8>>) =
+            q(redis::cmd(c.scandump).arg(key).arg(it), conn)?;
         let chunk = chunk.unwrap_or_default();
         if next == 0 {
             return Ok(Some(out));
@@ -295,7 +379,12 @@ enum Read {
 
 /// Reads `key` from the source, the key WATCHed, passing each chunk to
 /// `sink`; then its PTTL in a transaction that fails if it was written.
-fn read_watched(src: &mut Connection, c: Chunked, key: &[u8], sink: impl FnMut(i64, &[u8]) -> RedisResult<()>) -> RedisResult<Read> {
+fn read_watched(
+    src: &mut Connection,
+    c: Chunked,
+    key: &[u8],
+    sink: impl FnMut(i64, &[u8]) -> RedisResult<()>,
+) -> RedisResult<Read> {
     q::<()>(redis::cmd("WATCH").arg(key), src)?;
     let read = read_chunks(src, c, key, sink)?;
     let ttl: Option<(i64,)> = redis::pipe().atomic().cmd("PTTL").arg(key).query(src)?;

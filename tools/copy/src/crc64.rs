@@ -12,7 +12,11 @@ const fn tables() -> [[u64; 256]; 8] {
         let mut crc = i as u64;
         let mut bit = 0;
         while bit < 8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ POLY_REFLECTED } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ POLY_REFLECTED
+            } else {
+                crc >> 1
+            };
             bit += 1;
         }
         t[0][i] = crc;
@@ -69,7 +73,11 @@ mod tests {
         for &b in data {
             crc ^= u64::from(b);
             for _ in 0..8 {
-                crc = if crc & 1 == 1 { (crc >> 1) ^ POLY_REFLECTED } else { crc >> 1 };
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ POLY_REFLECTED
+                } else {
+                    crc >> 1
+                };
             }
         }
         crc
@@ -83,7 +91,9 @@ mod tests {
 
     #[test]
     fn matches_bitwise_on_every_length_and_split() {
-        let data: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let data: Vec<u8> = (0..300u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
         for n in 0..data.len() {
             assert_eq!(crc64(&data[..n]), slow(&data[..n]), "length {n}");
         }

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use redis::cluster::ClusterClient;
 use redis::cluster_routing::Slot;
-use redis::{Client, Connection, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value};
+use redis::{
+    Client, Connection, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value,
+};
 
 use crate::payload;
 
@@ -24,7 +26,9 @@ pub struct Node {
 }
 
 fn info(url: &str, db: i64) -> Result<ConnectionInfo, String> {
-    let info = url.into_connection_info().map_err(|e| format!("{url}: {e}"))?;
+    let info = url
+        .into_connection_info()
+        .map_err(|e| format!("{url}: {e}"))?;
     let redis = info.redis_settings().clone().set_db(db);
     Ok(info.set_redis_settings(redis))
 }
@@ -34,13 +38,18 @@ fn connect(info: &ConnectionInfo) -> Result<Connection, String> {
     let conn = Client::open(info.clone())
         .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(10)))
         .map_err(|e| format!("{name}: {e}"))?;
-    conn.set_read_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
-    conn.set_write_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
+    conn.set_read_timeout(Some(TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    conn.set_write_timeout(Some(TIMEOUT))
+        .map_err(|e| e.to_string())?;
     Ok(conn)
 }
 
 fn is_cluster(conn: &mut Connection) -> Result<bool, String> {
-    let text: String = redis::cmd("INFO").arg("cluster").query(conn).map_err(|e| e.to_string())?;
+    let text: String = redis::cmd("INFO")
+        .arg("cluster")
+        .query(conn)
+        .map_err(|e| e.to_string())?;
     Ok(text.lines().any(|l| l.trim() == "cluster_enabled:1"))
 }
 
@@ -51,7 +60,9 @@ fn open(url: &str, db: i64) -> Result<(ConnectionInfo, Connection, bool), String
     let mut conn = connect(&info0)?;
     let cluster = is_cluster(&mut conn)?;
     if cluster && db != 0 {
-        return Err(format!("{url} is a cluster: only database 0 is copied from or to a cluster"));
+        return Err(format!(
+            "{url} is a cluster: only database 0 is copied from or to a cluster"
+        ));
     }
     let info = info(url, db)?;
     let conn = if db == 0 { conn } else { connect(&info)? };
@@ -62,7 +73,10 @@ fn open(url: &str, db: i64) -> Result<(ConnectionInfo, Connection, bool), String
 pub fn source_nodes(url: &str, db: i64) -> Result<Vec<Node>, String> {
     let (info, mut conn, cluster) = open(url, db)?;
     if !cluster {
-        return Ok(vec![Node { name: url.to_string(), conn }]);
+        return Ok(vec![Node {
+            name: url.to_string(),
+            conn,
+        }]);
     }
     let seed_host = match info.addr() {
         ConnectionAddr::Tcp(h, _) => h.clone(),
@@ -70,21 +84,40 @@ pub fn source_nodes(url: &str, db: i64) -> Result<Vec<Node>, String> {
     };
     let mut nodes = Vec::new();
     for (host, port) in masters(&mut conn)? {
-        let host = if host.is_empty() { seed_host.clone() } else { host };
-        let node_info = info.clone().set_addr(ConnectionAddr::Tcp(host.clone(), port));
-        nodes.push(Node { name: format!("{host}:{port}"), conn: connect(&node_info)? });
+        let host = if host.is_empty() {
+            seed_host.clone()
+        } else {
+            host
+        };
+        let node_info = info
+            .clone()
+            .set_addr(ConnectionAddr::Tcp(host.clone(), port));
+        nodes.push(Node {
+            name: format!("{host}:{port}"),
+            conn: connect(&node_info)?,
+        });
     }
     Ok(nodes)
 }
 
 /// `(host, port)` of each master serving slots, from `CLUSTER SLOTS`.
 fn masters(conn: &mut Connection) -> Result<Vec<(String, u16)>, String> {
-    let ranges: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query(conn).map_err(|e| e.to_string())?;
+    let ranges: Vec<Value> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query(conn)
+        .map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for range in ranges {
-        let Value::Array(fields) = range else { return Err("CLUSTER SLOTS: not an array".into()) };
-        let Some(Value::Array(master)) = fields.get(2) else { return Err("CLUSTER SLOTS: no master".into()) };
-        let host: String = master.first().and_then(|v| redis::from_redis_value_ref(v).ok()).unwrap_or_default();
+        let Value::Array(fields) = range else {
+            return Err("CLUSTER SLOTS: not an array".into());
+        };
+        let Some(Value::Array(master)) = fields.get(2) else {
+            return Err("CLUSTER SLOTS: no master".into());
+        };
+        let host: String = master
+            .first()
+            .and_then(|v| redis::from_redis_value_ref(v).ok())
+            .unwrap_or_default();
         let port: u16 = master
             .get(1)
             .and_then(|v| redis::from_redis_value_ref(v).ok())
@@ -120,7 +153,12 @@ impl Target {
         } else {
             Box::new(conn)
         };
-        Ok(Target { conn, max_bulk, rdb_version: 0, tmp: TmpKeys::default() })
+        Ok(Target {
+            conn,
+            max_bulk,
+            rdb_version: 0,
+            tmp: TmpKeys::default(),
+        })
     }
 
     /// Learns the target's RDB version from the footer of a DUMP of a
@@ -130,13 +168,19 @@ impl Target {
         // One command at a time: the cluster client takes no pipelines.
         let conn = &mut *self.conn;
         let probe = |conn: &mut dyn ConnectionLike| -> redis::RedisResult<Vec<u8>> {
-            redis::cmd("SET").arg(&tmp).arg("rsbloom-copy probe").arg("PX").arg(60_000).exec(conn)?;
+            redis::cmd("SET")
+                .arg(&tmp)
+                .arg("rsbloom-copy probe")
+                .arg("PX")
+                .arg(60_000)
+                .exec(conn)?;
             let dump = redis::cmd("DUMP").arg(&tmp).query(conn)?;
             redis::cmd("DEL").arg(&tmp).exec(conn)?;
             Ok(dump)
         };
         let dump = probe(conn).map_err(|e| format!("probing the target's RDB version: {e}"))?;
-        self.rdb_version = payload::checked_version(&dump).map_err(|e| format!("target DUMP: {e}"))?;
+        self.rdb_version =
+            payload::checked_version(&dump).map_err(|e| format!("target DUMP: {e}"))?;
         Ok(())
     }
 }

@@ -37,25 +37,45 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "bloom",
         type_name: "MBbloom--",
-        chunked: Some(Chunked { scandump: "BF.SCANDUMP", loadchunk: "BF.LOADCHUNK" }),
+        chunked: Some(Chunked {
+            scandump: "BF.SCANDUMP",
+            loadchunk: "BF.LOADCHUNK",
+        }),
         volatile: None,
     },
     Family {
         name: "cuckoo",
         type_name: "MBbloomCF",
-        chunked: Some(Chunked { scandump: "CF.SCANDUMP", loadchunk: "CF.LOADCHUNK" }),
+        chunked: Some(Chunked {
+            scandump: "CF.SCANDUMP",
+            loadchunk: "CF.LOADCHUNK",
+        }),
         volatile: None,
     },
-    Family { name: "cms", type_name: "CMSk-TYPE", chunked: None, volatile: None },
+    Family {
+        name: "cms",
+        type_name: "CMSk-TYPE",
+        chunked: None,
+        volatile: None,
+    },
     Family {
         name: "topk",
         type_name: "TopK-TYPE",
         chunked: None,
         // The heap's 24-byte records: RedisBloom saves a memory address in
         // bytes 8..16 and never reads it back (docs/topk.md §5.2).
-        volatile: Some(Volatile { prim: 5, record: 24, bytes: 8..16 }),
+        volatile: Some(Volatile {
+            prim: 5,
+            record: 24,
+            bytes: 8..16,
+        }),
     },
-    Family { name: "tdigest", type_name: "TDIS-TYPE", chunked: None, volatile: None },
+    Family {
+        name: "tdigest",
+        type_name: "TDIS-TYPE",
+        chunked: None,
+        volatile: None,
+    },
 ];
 
 /// The family of a `TYPE` reply.
@@ -65,7 +85,11 @@ pub fn by_type(type_name: &str) -> Option<&'static Family> {
 
 /// Splits a chunk that ends at position `next` into pieces of at most `max`
 /// bytes: `(position after the piece, byte range in the chunk)`.
-pub fn pieces(next: i64, len: usize, max: usize) -> impl Iterator<Item = (i64, std::ops::Range<usize>)> {
+pub fn pieces(
+    next: i64,
+    len: usize,
+    max: usize,
+) -> impl Iterator<Item = (i64, std::ops::Range<usize>)> {
     let start = next - len as i64;
     let max = max.max(1);
     (0..len).step_by(max).map(move |a| {
@@ -96,7 +120,10 @@ mod tests {
         assert_eq!(p[3], (16_777_217, 15 << 20..16 << 20));
         assert!(p.windows(2).all(|w| w[0].1.end == w[1].1.start));
         // Fits: one piece, the chunk itself.
-        assert_eq!(pieces(145, 144, 1 << 20).collect::<Vec<_>>(), vec![(145, 0..144)]);
+        assert_eq!(
+            pieces(145, 144, 1 << 20).collect::<Vec<_>>(),
+            vec![(145, 0..144)]
+        );
         assert_eq!(pieces(145, 0, 10).count(), 0);
     }
 }

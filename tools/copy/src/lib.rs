@@ -63,15 +63,26 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<Report, String> {
     if !opts.dry_run {
         target.probe_rdb_version()?;
     }
-    let settings = copy::Settings { replace: opts.replace, dry_run: opts.dry_run, chunk_above: opts.chunk_above };
+    let settings = copy::Settings {
+        replace: opts.replace,
+        dry_run: opts.dry_run,
+        chunk_above: opts.chunk_above,
+    };
     let mut log = report::Log::new(out, opts.verbose, opts.progress);
     for node in &mut nodes {
-        scan_node(opts, &settings, node, &mut target, &mut log).map_err(|e| format!("{}: {e}", node.name))?;
+        scan_node(opts, &settings, node, &mut target, &mut log)
+            .map_err(|e| format!("{}: {e}", node.name))?;
     }
     Ok(log.finish(opts.dry_run))
 }
 
-fn scan_node(opts: &Options, s: &copy::Settings, node: &mut endpoint::Node, t: &mut endpoint::Target, log: &mut report::Log) -> redis::RedisResult<()> {
+fn scan_node(
+    opts: &Options,
+    s: &copy::Settings,
+    node: &mut endpoint::Node,
+    t: &mut endpoint::Target,
+    log: &mut report::Log,
+) -> redis::RedisResult<()> {
     let mut cursor = 0u64;
     loop {
         let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
@@ -85,7 +96,11 @@ fn scan_node(opts: &Options, s: &copy::Settings, node: &mut endpoint::Node, t: &
         for k in &keys {
             types.cmd("TYPE").arg(k);
         }
-        let types: Vec<String> = if keys.is_empty() { Vec::new() } else { types.query(&mut node.conn)? };
+        let types: Vec<String> = if keys.is_empty() {
+            Vec::new()
+        } else {
+            types.query(&mut node.conn)?
+        };
         for (key, type_name) in keys.iter().zip(&types) {
             match family::by_type(type_name) {
                 Some(f) => {

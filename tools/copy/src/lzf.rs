@@ -47,7 +47,10 @@ mod tests {
         let packed = b"\x05hello \xc0\x05\x02llo";
         assert_eq!(decompress(packed, 17).unwrap(), b"hello hello hello");
         // Long run: "a", then a reference of 7+3+2 = 12 bytes at distance 1.
-        assert_eq!(decompress(b"\x00a\xe0\x03\x00", 13).unwrap(), vec![b'a'; 13]);
+        assert_eq!(
+            decompress(b"\x00a\xe0\x03\x00", 13).unwrap(),
+            vec![b'a'; 13]
+        );
     }
 
     #[test]

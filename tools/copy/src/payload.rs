@@ -81,7 +81,11 @@ impl Payload {
     /// Same module value: identical bytes, or the same primitives once
     /// strings are decoded (the servers' `rdbcompression` may differ) and
     /// the `volatile` bytes that each writer fills in its own way masked.
-    pub fn same_value(&self, other: &Payload, volatile: Option<&Volatile>) -> Result<bool, PayloadError> {
+    pub fn same_value(
+        &self,
+        other: &Payload,
+        volatile: Option<&Volatile>,
+    ) -> Result<bool, PayloadError> {
         if self.body() == other.body() {
             return Ok(true);
         }
@@ -104,7 +108,11 @@ impl Payload {
 
 /// The RDB version of any `DUMP` payload, once its CRC64 is checked.
 pub fn checked_version(bytes: &[u8]) -> Result<u16, PayloadError> {
-    let n = bytes.len().checked_sub(FOOTER).filter(|&n| n > 0).ok_or(PayloadError::TooShort)?;
+    let n = bytes
+        .len()
+        .checked_sub(FOOTER)
+        .filter(|&n| n > 0)
+        .ok_or(PayloadError::TooShort)?;
     let (data, crc) = bytes.split_at(n + 2);
     let crc = u64::from_le_bytes(crc.try_into().map_err(|_| PayloadError::TooShort)?);
     if crc64(data) != crc {
@@ -175,7 +183,9 @@ impl Reader<'_> {
     }
 
     fn array<const N: usize>(&mut self) -> Result<[u8; N], PayloadError> {
-        self.take(N)?.try_into().map_err(|_| PayloadError::Malformed("truncated"))
+        self.take(N)?
+            .try_into()
+            .map_err(|_| PayloadError::Malformed("truncated"))
     }
 
     /// An RDB length (`rdbLoadLen`); encoded-string markers are an error here.
@@ -203,14 +213,20 @@ impl Reader<'_> {
         let n = match self.len_or_encoding()? {
             Len::Plain(n) => n,
             Len::Encoded(0) => return Ok((self.byte()? as i8).to_string().into_bytes()),
-            Len::Encoded(1) => return Ok(i16::from_le_bytes(self.array()?).to_string().into_bytes()),
-            Len::Encoded(2) => return Ok(i32::from_le_bytes(self.array()?).to_string().into_bytes()),
+            Len::Encoded(1) => {
+                return Ok(i16::from_le_bytes(self.array()?).to_string().into_bytes())
+            }
+            Len::Encoded(2) => {
+                return Ok(i32::from_le_bytes(self.array()?).to_string().into_bytes())
+            }
             Len::Encoded(3) => {
                 let clen = self.len()?;
                 let ulen = self.len()?;
-                let packed = self.take(usize::try_from(clen).map_err(|_| PayloadError::Malformed("length"))?)?;
+                let packed = self
+                    .take(usize::try_from(clen).map_err(|_| PayloadError::Malformed("length"))?)?;
                 let ulen = usize::try_from(ulen).map_err(|_| PayloadError::Malformed("length"))?;
-                return lzf::decompress(packed, ulen).ok_or(PayloadError::Malformed("bad LZF data"));
+                return lzf::decompress(packed, ulen)
+                    .ok_or(PayloadError::Malformed("bad LZF data"));
             }
             Len::Encoded(_) => return Err(PayloadError::Malformed("unknown string encoding")),
         };
@@ -250,8 +266,14 @@ mod tests {
     #[test]
     fn module_ids_decode_to_type_names() {
         assert_eq!(decode_module_id(BF_ID), ("MBbloom--".into(), 4));
-        assert_eq!(decode_module_id(0x3016e5a289821404), ("MBbloomCF".into(), 4));
-        assert_eq!(decode_module_id(0x08c4a4f9360f1000), ("CMSk-TYPE".into(), 0));
+        assert_eq!(
+            decode_module_id(0x3016e5a289821404),
+            ("MBbloomCF".into(), 4)
+        );
+        assert_eq!(
+            decode_module_id(0x08c4a4f9360f1000),
+            ("CMSk-TYPE".into(), 0)
+        );
         assert_eq!(decode_module_id(TOPK_ID), ("TopK-TYPE".into(), 0));
     }
 
@@ -267,30 +289,60 @@ mod tests {
         let mut bad = p.bytes().to_vec();
         bad[3] ^= 1;
         assert_eq!(Payload::new(bad).err(), Some(PayloadError::Checksum));
-        assert_eq!(Payload::new(vec![0; 10]).err(), Some(PayloadError::TooShort));
-        assert_eq!(Payload::new(payload(b"\x00\x03abc", 10)).err(), Some(PayloadError::NotModule(0)));
+        assert_eq!(
+            Payload::new(vec![0; 10]).err(),
+            Some(PayloadError::TooShort)
+        );
+        assert_eq!(
+            Payload::new(payload(b"\x00\x03abc", 10)).err(),
+            Some(PayloadError::NotModule(0))
+        );
     }
 
     #[test]
     fn values_compare_through_string_encodings() {
         // The string "hello hello hello" raw, and LZF-compressed; the
         // string "12" raw and integer-encoded (int8).
-        let raw = body(TOPK_ID, b"\x05\x11hello hello hello\x05\x0212\x04\0\0\0\0\0\0\xf0\x3f\0");
-        let lzf = body(TOPK_ID, b"\x05\xc3\x0d\x11\x05hello \xc0\x05\x02llo\x05\xc0\x0c\x04\0\0\0\0\0\0\xf0\x3f\0");
-        let (a, b) = (Payload::new(payload(&raw, 10)).unwrap(), Payload::new(payload(&lzf, 11)).unwrap());
+        let raw = body(
+            TOPK_ID,
+            b"\x05\x11hello hello hello\x05\x0212\x04\0\0\0\0\0\0\xf0\x3f\0",
+        );
+        let lzf = body(
+            TOPK_ID,
+            b"\x05\xc3\x0d\x11\x05hello \xc0\x05\x02llo\x05\xc0\x0c\x04\0\0\0\0\0\0\xf0\x3f\0",
+        );
+        let (a, b) = (
+            Payload::new(payload(&raw, 10)).unwrap(),
+            Payload::new(payload(&lzf, 11)).unwrap(),
+        );
         assert_ne!(a.body(), b.body());
         assert!(a.same_value(&b, None).unwrap());
-        let other = body(TOPK_ID, b"\x05\x11hello hello hellO\x05\x0212\x04\0\0\0\0\0\0\xf0\x3f\0");
+        let other = body(
+            TOPK_ID,
+            b"\x05\x11hello hello hellO\x05\x0212\x04\0\0\0\0\0\0\xf0\x3f\0",
+        );
         let other = Payload::new(payload(&other, 10)).unwrap();
         assert!(!a.same_value(&other, None).unwrap());
         // The difference is byte 16: byte 0 of the third 8-byte record.
-        let mask = Volatile { prim: 0, record: 8, bytes: 7..8 };
+        let mask = Volatile {
+            prim: 0,
+            record: 8,
+            bytes: 7..8,
+        };
         assert!(!a.same_value(&other, Some(&mask)).unwrap());
-        let mask = Volatile { prim: 0, record: 8, bytes: 0..1 };
+        let mask = Volatile {
+            prim: 0,
+            record: 8,
+            bytes: 0..1,
+        };
         assert!(a.same_value(&other, Some(&mask)).unwrap());
         assert_eq!(
             primitives(&raw).unwrap().1,
-            vec![Prim::Str(b"hello hello hello".to_vec()), Prim::Str(b"12".to_vec()), Prim::Double(1f64.to_bits())]
+            vec![
+                Prim::Str(b"hello hello hello".to_vec()),
+                Prim::Str(b"12".to_vec()),
+                Prim::Double(1f64.to_bits())
+            ]
         );
     }
 

@@ -13,7 +13,11 @@ pub enum Outcome {
     /// Already on the target with the same content: nothing written.
     Identical { family: &'static str },
     /// Dry run: would be copied (`bytes`: the source's MEMORY USAGE).
-    WouldCopy { family: &'static str, bytes: u64, exists: bool },
+    WouldCopy {
+        family: &'static str,
+        bytes: u64,
+        exists: bool,
+    },
     /// Not copied, on purpose: why.
     Skipped(String),
     /// Not copied because something went wrong: what.
@@ -94,24 +98,48 @@ pub struct Log<'a> {
 impl<'a> Log<'a> {
     pub fn new(out: &'a mut dyn Write, verbose: bool, every: Option<Duration>) -> Self {
         let now = Instant::now();
-        Log { report: Report::default(), out, verbose, every, started: now, last: now, partial: 0 }
+        Log {
+            report: Report::default(),
+            out,
+            verbose,
+            every,
+            started: now,
+            last: now,
+            partial: 0,
+        }
     }
 
     pub fn other_type(&mut self, type_name: &str) {
         self.report.scanned += 1;
-        *self.report.other_types.entry(type_name.to_string()).or_default() += 1;
+        *self
+            .report
+            .other_types
+            .entry(type_name.to_string())
+            .or_default() += 1;
     }
 
     pub fn key(&mut self, key: &[u8], outcome: Outcome) {
         self.report.scanned += 1;
         self.partial = 0;
         let line = match &outcome {
-            Outcome::Copied { family, bytes } => self.verbose.then(|| format!("copied    {} ({family}, {bytes} bytes)", show(key))),
-            Outcome::Identical { family } => self.verbose.then(|| format!("identical {} ({family}, already on the target)", show(key))),
-            Outcome::WouldCopy { family, bytes, exists } => Some(format!(
+            Outcome::Copied { family, bytes } => self
+                .verbose
+                .then(|| format!("copied    {} ({family}, {bytes} bytes)", show(key))),
+            Outcome::Identical { family } => self
+                .verbose
+                .then(|| format!("identical {} ({family}, already on the target)", show(key))),
+            Outcome::WouldCopy {
+                family,
+                bytes,
+                exists,
+            } => Some(format!(
                 "would copy {} ({family}, about {bytes} bytes){}",
                 show(key),
-                if *exists { ": exists on the target, compared first" } else { "" }
+                if *exists {
+                    ": exists on the target, compared first"
+                } else {
+                    ""
+                }
             )),
             Outcome::Skipped(why) => Some(format!("skipped   {}: {why}", show(key))),
             Outcome::Failed(why) => Some(format!("FAILED    {}: {why}", show(key))),
@@ -130,7 +158,10 @@ impl<'a> Log<'a> {
         if self.last.elapsed() >= every {
             self.last = Instant::now();
             let secs = self.started.elapsed().as_secs_f64().max(1e-9);
-            let (keys, mib) = (self.report.copied_keys(), (self.report.copied_bytes() + self.partial) as f64 / 1048576.0);
+            let (keys, mib) = (
+                self.report.copied_keys(),
+                (self.report.copied_bytes() + self.partial) as f64 / 1048576.0,
+            );
             let _ = writeln!(
                 self.out,
                 "progress: {} keys scanned, {keys} copied, {mib:.1} MiB ({:.0} keys/s, {:.1} MiB/s)",
@@ -152,7 +183,11 @@ fn summary(r: &Report, dry_run: bool, out: &mut dyn Write) -> std::io::Result<()
     let secs = r.elapsed.as_secs_f64().max(1e-9);
     writeln!(out, "---- {} keys scanned in {:.1} s", r.scanned, secs)?;
     let families = if dry_run { &r.would_copy } else { &r.copied };
-    let verb = if dry_run { "would copy" } else { "copied and verified" };
+    let verb = if dry_run {
+        "would copy"
+    } else {
+        "copied and verified"
+    };
     for (family, c) in families {
         writeln!(out, "{verb}: {family}: {} keys, {} bytes", c.keys, c.bytes)?;
     }
@@ -174,7 +209,9 @@ fn summary(r: &Report, dry_run: bool, out: &mut dyn Write) -> std::io::Result<()
     }
     let mut reasons: BTreeMap<&str, u64> = BTreeMap::new();
     for (_, why) in &r.skipped {
-        *reasons.entry(why.split(':').next().unwrap_or(why)).or_default() += 1;
+        *reasons
+            .entry(why.split(':').next().unwrap_or(why))
+            .or_default() += 1;
     }
     for (why, n) in reasons {
         writeln!(out, "skipped: {n} keys: {why}")?;
