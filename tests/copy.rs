@@ -397,7 +397,7 @@ fn reruns_replace_dry_runs_and_databases() {
         "{out}"
     );
 
-    assert_eq!(d.cmd(&["CMS.INCRBY", "cms", "z", "1"]).is_error(), false);
+    assert!(!d.cmd(&["CMS.INCRBY", "cms", "z", "1"]).is_error());
     let (r, out) = copy(src.port, dst.port, dbs);
     assert_eq!(r.skipped.len(), 1, "{out}");
     assert!(r.skipped[0].1.contains("--replace"), "{out}");
