@@ -29,6 +29,14 @@ fn copy(from: u16, to: u16, tweak: impl FnOnce(&mut Options)) -> (Report, String
     (report, String::from_utf8_lossy(&out).into_owned())
 }
 
+/// A source and a target with rsbloom.
+fn pair(source: Flavor, target: Flavor) -> (Server, Server) {
+    (
+        Server::start(source, Module::Rsbloom),
+        Server::start(target, Module::Rsbloom),
+    )
+}
+
 /// One key of each family, `prefix`ed, with content; the Bloom key has a TTL.
 fn fill(c: &mut Conn, prefix: &str) -> Vec<String> {
     let k = |name: &str| format!("{prefix}{name}");
@@ -178,8 +186,7 @@ fn every_family_moves_between_every_pair_of_servers() {
 fn copies_while_the_source_keeps_serving() {
     let fl = flavors();
     let (sf, tf) = (fl[0], fl[fl.len() - 1]);
-    let src = Server::start(sf, Module::Rsbloom);
-    let dst = Server::start(tf, Module::Rsbloom);
+    let (src, dst) = pair(sf, tf);
     let mut c = src.conn();
     let mut keys = Vec::new();
     for i in 0..300 {
@@ -354,9 +361,7 @@ fn values_larger_than_the_target_accepts() {
 /// writes nothing; other types are counted, not copied; databases are chosen.
 #[test]
 fn reruns_replace_dry_runs_and_databases() {
-    let f = flavors()[0];
-    let src = Server::start(f, Module::Rsbloom);
-    let dst = Server::start(f, Module::Rsbloom);
+    let (src, dst) = pair(flavors()[0], flavors()[0]);
     let mut c = src.conn();
     assert_eq!(c.cmd(&["SELECT", "2"]), common::ok());
     let keys = fill(&mut c, "");
@@ -417,9 +422,7 @@ fn reruns_replace_dry_runs_and_databases() {
 /// The command line, as a user runs it: exit codes and the report.
 #[test]
 fn command_line() {
-    let f = flavors()[0];
-    let src = Server::start(f, Module::Rsbloom);
-    let dst = Server::start(f, Module::Rsbloom);
+    let (src, dst) = pair(flavors()[0], flavors()[0]);
     fill(&mut src.conn(), "");
     let run = |to: u16, extra: &[&str]| {
         let mut args = vec![
