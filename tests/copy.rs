@@ -240,7 +240,10 @@ fn copies_while_the_source_keeps_serving() {
 
 /// A 3-master cluster to a standalone server and back, keys routed by slot:
 /// after the first copy the second run finds every key identical; after the
-/// cluster is emptied, the copy back restores the same values.
+/// cluster is emptied, the copy back restores the same values. Bloom and
+/// Cuckoo keys go in chunks both ways (`chunk_above` 1 byte): WATCHed reads
+/// on the node holding the key, LOADCHUNK and RENAME through the cluster
+/// client.
 #[test]
 fn cluster_to_standalone_and_back() {
     let fl = flavors();
@@ -282,11 +285,18 @@ fn cluster_to_standalone_and_back() {
     let original = bodies(&mut cc);
     let seed = cluster.live_ports()[0];
     let standalone = Server::start(sf, Module::Rsbloom);
-    let (r, out) = copy(seed, standalone.port, |_| {});
+    let (r, out) = copy(seed, standalone.port, |o| o.chunk_above = 1);
     assert!(r.ok() && r.copied_keys() == 200, "{out}");
     let mut s = standalone.conn();
     let there: Vec<Vec<u8>> = keys.iter().map(|k| body(&mut s, k).expect(k)).collect();
     assert_eq!(there, original);
+    let stats = String::from_utf8_lossy(s.cmd(&["INFO", "commandstats"]).as_bytes()).into_owned();
+    for chunked in ["cmdstat_bf.loadchunk:calls=", "cmdstat_cf.loadchunk:calls="] {
+        assert!(
+            stats.to_lowercase().contains(chunked),
+            "{chunked} missing:\n{stats}"
+        );
+    }
 
     let (r, out) = copy(standalone.port, seed, |_| {});
     assert!(
@@ -299,7 +309,7 @@ fn cluster_to_standalone_and_back() {
             common::ok()
         );
     }
-    let (r, out) = copy(standalone.port, seed, |_| {});
+    let (r, out) = copy(standalone.port, seed, |o| o.chunk_above = 1);
     assert!(r.ok() && r.copied_keys() == 200, "{out}");
     assert_eq!(bodies(&mut cc), original);
 }
