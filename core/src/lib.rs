@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod args;
+pub mod apbf;
 pub mod bloom;
 pub mod cms;
 pub mod config;
