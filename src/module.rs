@@ -10,15 +10,16 @@ use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::slot_migration::{self, Interface as SlotMigration};
 use crate::ffi::{api, RStr};
-use crate::{bloom, cms, config, cuckoo, tdigest, topk};
+use crate::{apbf, bloom, cms, config, cuckoo, tdigest, topk};
 
-/// Every family, in RedisBloom's registration order.
+/// Every family: RedisBloom's in its registration order, then rsbloom's own.
 pub static FAMILIES: &[&Family] = &[
     &bloom::FAMILY,
     &cuckoo::FAMILY,
     &cms::FAMILY,
     &topk::FAMILY,
     &tdigest::FAMILY,
+    &apbf::FAMILY,
 ];
 
 /// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
