@@ -75,16 +75,19 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
 
 // ---- APBF.ADD / APBF.EXISTS ----
 
+/// `CMD key item [item ...]`: the key and at least one item.
+fn key_and_items(args: &[RStr]) -> Result<(&RStr, &[RStr]), ReplyError> {
+    match args {
+        [_, name, items @ ..] if !items.is_empty() => Ok((name, items)),
+        _ => Err(ReplyError::WrongArity),
+    }
+}
+
 /// APBF.ADD key item [item ...]: inserts every item; per item 1 if it was
 /// absent before, 0 if already present (it is inserted again either way,
 /// which renews it).
 pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
-    let [_, name, items @ ..] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    if items.is_empty() {
-        return Err(ReplyError::WrongArity);
-    }
+    let (name, items) = key_and_items(args)?;
     let mut key = ctx.open_key(name, true);
     let f = filter_mut(&mut key)?;
     age_to_clock(ctx, name, f);
@@ -99,12 +102,7 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
 /// APBF.EXISTS key item [item ...]: per item 1 if added within the
 /// window; a missing key remembers nothing (all 0).
 pub fn exists(ctx: &Ctx, args: &[RStr]) -> Reply {
-    let [_, name, items @ ..] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    if items.is_empty() {
-        return Err(ReplyError::WrongArity);
-    }
+    let (name, items) = key_and_items(args)?;
     let key = ctx.open_key(name, false);
     let f = match key.get_shared::<Apbf>() {
         Lookup::Found(f) => Some(f),
