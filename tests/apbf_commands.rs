@@ -92,7 +92,7 @@ fn add_exists_replies_and_errors() {
         assert_eq!(i["Items in generation"], int(4));
         assert_eq!(i["Capacity"], int(1000));
         let size = i["Size"].as_int();
-        assert_eq!(c.cmd(&["MEMORY", "USAGE", "k"]).as_int() >= size, true);
+        assert!(c.cmd(&["MEMORY", "USAGE", "k"]).as_int() >= size);
     });
 }
 
