@@ -545,7 +545,10 @@ fn apbf_acl_category() {
             ["apbf.info", "apbf.reserve", "apbf.tick"]
         );
         for (user, cat) in [("w", "+@apbf"), ("r", "+@read")] {
-            assert_eq!(c.cmd(&["ACL", "SETUSER", user, "on", ">pw", "~*", cat]), ok());
+            assert_eq!(
+                c.cmd(&["ACL", "SETUSER", user, "on", ">pw", "~*", cat]),
+                ok()
+            );
         }
         let mut w = user_conn(&s, "w");
         assert_eq!(line(&mut w, "APBF.RESERVE k COUNT 0.01 10"), ok());

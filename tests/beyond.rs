@@ -629,9 +629,17 @@ fn apbf_copy_digest_events_and_info() {
         );
         let size = |c: &mut Conn, k: &str| common::apbf::info_int(c, k, "Size");
         let bytes: i64 = ["a", "a2", "t", "b"].iter().map(|k| size(&mut c, k)).sum();
-        let info = info::wait_for(&mut c, "bf", wait::STATE, |i| i.contains("bf_apbf_keys:4\r"));
-        assert!(info.contains(&format!("bf_apbf_memory:{bytes}\r")), "{info}");
-        assert_eq!(info::field(&mut c, "bf", "bf_cmd_apbf_add"), "calls=4,failed=1");
+        let info = info::wait_for(&mut c, "bf", wait::STATE, |i| {
+            i.contains("bf_apbf_keys:4\r")
+        });
+        assert!(
+            info.contains(&format!("bf_apbf_memory:{bytes}\r")),
+            "{info}"
+        );
+        assert_eq!(
+            info::field(&mut c, "bf", "bf_cmd_apbf_add"),
+            "calls=4,failed=1"
+        );
         let usage = c.cmd(&["MEMORY", "USAGE", "a"]).as_int();
         assert!(usage >= size(&mut c, "a"), "{usage}");
         c.cmd(&["DEL", "a", "a2", "t", "b"]);

@@ -4,8 +4,8 @@
 //! Specification: the reference in `docs/` (cited as `docs/<file>.md §N`).
 
 pub mod alloc;
-pub mod args;
 pub mod apbf;
+pub mod args;
 pub mod bloom;
 pub mod cms;
 pub mod config;
