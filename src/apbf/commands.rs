@@ -21,7 +21,12 @@ const BAD_HEADER: ReplyError = ReplyError::Text("ERR APBF: received bad data");
 const BAD_CHUNK_ITER: ReplyError = ReplyError::Text("ERR APBF: invalid iterator");
 const BAD_CHUNK_LEN: ReplyError = ReplyError::Text("ERR APBF: chunk length does not match");
 const NOT_TIME: ReplyError = ReplyError::Text("ERR APBF: not a time window");
-const FUTURE: ReplyError = ReplyError::Text("ERR APBF: timestamp is in the future");
+const FUTURE: ReplyError =
+    ReplyError::Text("ERR APBF: timestamp is more than 60 s past the server's clock");
+/// How far a client's APBF.TICK may run ahead of the master's clock: the
+/// skew between cluster nodes (a slot migration forwards the source's
+/// ticks), never a jump that would stop the window for years.
+const MAX_AHEAD_MS: u64 = 60_000;
 
 type Reply = Result<(), ReplyError>;
 
@@ -235,7 +240,8 @@ fn chunk_error(e: ChunkError) -> ReplyError {
 // ---- APBF.TICK ----
 
 /// APBF.TICK key unix-ms: ages a time window to that time; the number of
-/// shifts applied. On a master a client may not name a time past its clock.
+/// shifts applied. On a master a client may not name a time more than
+/// `MAX_AHEAD_MS` past its clock.
 pub fn tick(ctx: &Ctx, args: &[RStr]) -> Reply {
     let [_, name, ms] = args else {
         return Err(ReplyError::WrongArity);
@@ -246,7 +252,7 @@ pub fn tick(ctx: &Ctx, args: &[RStr]) -> Reply {
     if !f.header().is_time() {
         return Err(NOT_TIME);
     }
-    if ctx.owns_clock() && ms > ctx.now_ms() {
+    if ctx.owns_clock() && ms > ctx.now_ms().saturating_add(MAX_AHEAD_MS) {
         return Err(FUTURE);
     }
     let changes = f.needs_advance(ms);
