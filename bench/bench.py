@@ -14,9 +14,11 @@ filters whose content must be identical on both sides.
 Usage: bench/bench.py [--rounds N] [--quick] [--only NAME,...] [--no-big]
                       [--save TABLE.md] [--chart CHART.svg]
        bench/bench.py --from TABLE.md --chart CHART.svg
+       bench/bench.py --apbf [--rounds N] [--quick]
 --save writes the results table it prints; --chart draws the ratio column as
 a bar chart (SVG); --from reads a table instead of running (a file --save
-wrote, or a document quoting one, e.g. docs/performance.md).
+wrote, or a document quoting one, e.g. docs/performance.md). --apbf runs
+rsbloom alone: APBF against same-memory and client-rotated Bloom filters.
 Environment: RSBLOOM_MODULE (default target/release/librsbloom.so),
 REDISBLOOM_MODULE (default: the redis-stack wheel in .venv), REDIS_SERVER,
 REDIS_BENCHMARK, BENCH_SERVER_CPU / BENCH_CLIENT_CPU (taskset pinning,
@@ -632,6 +634,103 @@ def workloads(quick):
 
 
 # ---------------------------------------------------------------------------
+# APBF (docs/apbf.md §7.4): rsbloom only, against its own Bloom filters.
+
+APBF_WINDOW = 1_000_000
+# Bits per item of a classic Bloom filter at error e: -ln(e) / ln(2)^2.
+BLOOM_BITS_1PCT = 9.585
+
+
+def apbf_setup(s):
+    """A count window of 1M items at 1% (filled with two windows), and the
+    client-rotated pair's previous filter, full: one Bloom filter of a
+    window at 0.5% (a check of both stays under 1%). Returns the window's
+    bytes and the capacity of a same-memory Bloom filter at 1%."""
+    c = s.conn
+    c.call("APBF.RESERVE", "ap", "COUNT", "0.01", str(APBF_WINDOW))
+    c.call("BF.RESERVE", "rot:prev", "0.005", str(APBF_WINDOW), "NONSCALING")
+    fill = [["BF.MADD", "rot:prev"] + [b"p%d" % i for i in range(j, j + 1000)]
+            for j in range(0, APBF_WINDOW - 1000, 1000)]
+    fill += [["APBF.ADD", "ap"] + [b"p%d" % i for i in range(j, j + 1000)]
+             for j in range(0, 2 * APBF_WINDOW, 1000)]
+    c.pipeline(fill, window=8)
+    info = c.call("APBF.INFO", "ap")
+    size = int(info[info.index("Size") + 1])
+    return size, int(size * 8 / BLOOM_BITS_1PCT)
+
+
+def fresh_blooms(s, same_memory):
+    """Non-scaling Bloom filters fill up: each round starts with empty ones
+    (the same-memory filter, and the pair's current filter)."""
+    c = s.conn
+    c.call("DEL", "bfsame", "rot:cur")
+    c.call("BF.RESERVE", "bfsame", "0.01", str(same_memory), "NONSCALING")
+    c.call("BF.RESERVE", "rot:cur", "0.005", str(APBF_WINDOW), "NONSCALING")
+
+
+def apbf_workloads(n):
+    """(name, [commands]): the rate of a name with two commands is that of
+    doing both per item (1 / (1/r1 + 1/r2))."""
+    one = ["__rand_int__"]
+    many = rand_items(BATCH, "a")
+    return [
+        ("APBF.ADD", 1, [["APBF.ADD", "ap"] + one]),
+        ("BF.ADD, same memory", 1, [["BF.ADD", "bfsame"] + one]),
+        ("rotated pair add: BF.EXISTS prev + BF.ADD cur", 1,
+         [["BF.EXISTS", "rot:prev"] + one, ["BF.ADD", "rot:cur"] + one]),
+        ("APBF.EXISTS", 1, [["APBF.EXISTS", "ap"] + one]),
+        ("BF.EXISTS, same memory", 1, [["BF.EXISTS", "bfsame"] + one]),
+        ("rotated pair check: BF.EXISTS prev + cur", 1,
+         [["BF.EXISTS", "rot:prev"] + one, ["BF.EXISTS", "rot:cur"] + one]),
+        ("APBF.ADD x100", BATCH, [["APBF.ADD", "ap"] + many]),
+        ("BF.MADD x100, same memory", BATCH, [["BF.MADD", "bfsame"] + many]),
+        ("rotated pair add x100: BF.MEXISTS prev + BF.MADD cur", BATCH,
+         [["BF.MEXISTS", "rot:prev"] + many, ["BF.MADD", "rot:cur"] + many]),
+        ("APBF.EXISTS x100", BATCH, [["APBF.EXISTS", "ap"] + many]),
+        ("BF.MEXISTS x100, same memory", BATCH, [["BF.MEXISTS", "bfsame"] + many]),
+        ("rotated pair check x100: BF.MEXISTS prev + cur", BATCH,
+         [["BF.MEXISTS", "rot:prev"] + many, ["BF.MEXISTS", "rot:cur"] + many]),
+    ]
+
+
+def apbf_main(rounds, quick):
+    rs_mod = os.environ.get("RSBLOOM_MODULE", os.path.join(ROOT, "target/release/librsbloom.so"))
+    workdir = tempfile.mkdtemp(prefix="rsbloom-bench-apbf-")
+    s = Server("rsbloom", rs_mod, workdir)
+    n = 50_000 if quick else 300_000
+    results = {}
+    try:
+        s.start()
+        size, same = apbf_setup(s)
+        for _ in range(rounds):
+            fresh_blooms(s, same)
+            for name, scale, cmds in apbf_workloads(n):
+                # Per round at most n + 100·n/60 items reach a Bloom filter.
+                reqs = n if scale == 1 else n // 60
+                pipe = 64 if scale == 1 else 4
+                try:
+                    rates = [redis_benchmark(s.port, reqs, pipe, 1_000_000_000, c) for c in cmds]
+                except subprocess.CalledProcessError as e:
+                    sys.exit("%s: %s%s" % (name, e.stdout, e.stderr))
+                rate = scale / sum(1 / r for r in rates)
+                results.setdefault(name, []).append(rate)
+    finally:
+        s.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("APBF window %d items at 1%%: %d bytes; same-memory Bloom: capacity %d at 1%%; "
+          "rotated pair: 2 x %d items at 0.5%%; %d rounds, medians" % (APBF_WINDOW, size, same, APBF_WINDOW, rounds))
+    print()
+    print("| workload | items/s | vs APBF |")
+    print("|---|---:|---:|")
+    base = None
+    for name, _, _ in apbf_workloads(n):
+        rate = statistics.median(results[name])
+        if name.startswith("APBF"):
+            base = rate
+        print("| %s | {:,.0f} | %.2f× |".format(rate) % (name, rate / base))
+
+
+# ---------------------------------------------------------------------------
 
 
 def fmt_val(w, v):
@@ -666,7 +765,11 @@ def main():
     ap.add_argument("--save", help="also write the results table to this file")
     ap.add_argument("--chart", help="write the ratio column as an SVG bar chart to this file")
     ap.add_argument("--from", dest="source", help="read a results table instead of running")
+    ap.add_argument("--apbf", action="store_true",
+                    help="rsbloom only: APBF against same-memory and client-rotated Bloom filters")
     args = ap.parse_args()
+    if args.apbf:
+        return apbf_main(args.rounds, args.quick)
     if args.source:
         rows = read_table(args.source)
         source = "bench/bench.py --from %s" % os.path.relpath(args.source, ROOT)

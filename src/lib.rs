@@ -12,6 +12,7 @@
 
 #[macro_use]
 mod ffi;
+mod apbf;
 mod bloom;
 mod cms;
 mod command_docs;

@@ -4,15 +4,16 @@
 use std::ffi::c_int;
 
 use crate::family::Family;
-use crate::{bloom, cms, cuckoo, tdigest, topk};
+use crate::{apbf, bloom, cms, cuckoo, tdigest, topk};
 
-/// Every family, in RedisBloom's registration order.
+/// Every family: RedisBloom's in its registration order, then rsbloom's own.
 pub static FAMILIES: &[&Family] = &[
     &bloom::FAMILY,
     &cuckoo::FAMILY,
     &cms::FAMILY,
     &topk::FAMILY,
     &tdigest::FAMILY,
+    &apbf::FAMILY,
 ];
 
 /// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:

@@ -302,11 +302,16 @@ const CMS_COMMANDS: [&str; 6] = [
     "cms.query",
 ];
 
-fn cms_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
+/// The commands named `prefix*` in ACL category `category`, sorted.
+fn prefixed_in(c: &mut Conn, prefix: &str, category: &str) -> Vec<String> {
     names(&c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", category]))
         .into_iter()
-        .filter(|n| n.starts_with("cms."))
+        .filter(|n| n.starts_with(prefix))
         .collect()
+}
+
+fn cms_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
+    prefixed_in(c, "cms.", category)
 }
 
 /// docs/cms.md §1.2: every CMS.* command in `@cms` plus exactly its read /
@@ -500,5 +505,57 @@ fn tdigest_acl_category() {
         }
         assert!(is_noperm(&u.cmd(&["BF.ADD", "b", "x"])));
         assert!(is_noperm(&u.cmd(&["GET", "x"])));
+    }
+}
+
+/// The APBF commands (docs/apbf.md §5): category `apbf` plus read / write /
+/// fast; a read-only user can test but not add.
+#[test]
+fn apbf_acl_category() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        if !c.cmd(&["ACL", "CAT"]).as_array().contains(&bulk("apbf")) {
+            assert!(c.cmd(&["ACL", "SETUSER", "x", "+@apbf"]).is_error());
+            continue;
+        }
+        let apbf_in = |c: &mut Conn, cat: &str| prefixed_in(c, "apbf.", cat);
+        assert_eq!(
+            apbf_in(&mut c, "apbf"),
+            [
+                "apbf.add",
+                "apbf.exists",
+                "apbf.info",
+                "apbf.loadchunk",
+                "apbf.reserve",
+                "apbf.scandump",
+                "apbf.tick"
+            ]
+        );
+        assert_eq!(
+            apbf_in(&mut c, "read"),
+            ["apbf.exists", "apbf.info", "apbf.scandump"]
+        );
+        assert_eq!(
+            apbf_in(&mut c, "write"),
+            ["apbf.add", "apbf.loadchunk", "apbf.reserve", "apbf.tick"]
+        );
+        assert_eq!(
+            apbf_in(&mut c, "fast"),
+            ["apbf.info", "apbf.reserve", "apbf.tick"]
+        );
+        for (user, cat) in [("w", "+@apbf"), ("r", "+@read")] {
+            assert_eq!(
+                c.cmd(&["ACL", "SETUSER", user, "on", ">pw", "~*", cat]),
+                ok()
+            );
+        }
+        let mut w = user_conn(&s, "w");
+        assert_eq!(line(&mut w, "APBF.RESERVE k COUNT 0.01 10"), ok());
+        assert_eq!(line(&mut w, "APBF.ADD k x"), arr(vec![int(1)]));
+        assert!(is_noperm(&line(&mut w, "BF.ADD b x")));
+        let mut r = user_conn(&s, "r");
+        assert_eq!(line(&mut r, "APBF.EXISTS k x"), arr(vec![int(1)]));
+        assert!(is_noperm(&line(&mut r, "APBF.ADD k x")));
     }
 }

@@ -583,3 +583,67 @@ fn tdigest_info_section_and_keyspace_events() {
         assert_eq!(field(&mut c, "bf_tdigest_memory"), "0");
     }
 }
+
+/// APBF (docs/apbf.md §7): COPY, DEBUG DIGEST-VALUE, a keyspace event for
+/// every write (the APBF.TICK an add replicates fires none of its own),
+/// INFO `bf_apbf_*` matching APBF.INFO's Size.
+#[test]
+fn apbf_copy_digest_events_and_info() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let mut sub = subscribe_keyspace(&s, &mut c);
+        let writes: &[&[&str]] = &[
+            &["APBF.RESERVE", "a", "COUNT", "0.01", "1000"],
+            &["APBF.RESERVE", "t", "TIME", "0.1", "100", "60"],
+            &["APBF.ADD", "a", "x", "y"],
+            &["APBF.ADD", "t", "x"],
+            &["APBF.TICK", "t", "1"],
+        ];
+        for w in &writes[..4] {
+            assert!(!c.cmd(w).is_error(), "{w:?}");
+            assert_event(&mut sub, w);
+        }
+        let scan = c.cmd(&["APBF.SCANDUMP", "a", "0"]);
+        let header = scan.as_array()[1].as_bytes().to_vec();
+        let load = args!["APBF.LOADCHUNK", "b", "1", header];
+        assert_eq!(c.cmd(&load), ok());
+        assert_event(&mut sub, &["APBF.LOADCHUNK", "b"]);
+        assert_silent(
+            &mut c,
+            &mut sub,
+            &[
+                writes[4],
+                &["APBF.EXISTS", "a", "x"],
+                &["APBF.INFO", "a"],
+                &["APBF.SCANDUMP", "a", "1"],
+                &["APBF.RESERVE", "a", "COUNT", "0.01", "10"],
+                &["APBF.ADD", "missing", "x"],
+                &["APBF.LOADCHUNK", "a", "2", "short"],
+            ],
+        );
+        assert_copy_diverges(&mut c, "a", "a2", &["APBF.ADD", "a2", "only-in-copy"]);
+        assert_eq!(
+            c.cmd(&["APBF.EXISTS", "a", "only-in-copy"]),
+            arr(vec![int(0)])
+        );
+        let size = |c: &mut Conn, k: &str| common::apbf::info_int(c, k, "Size");
+        let bytes: i64 = ["a", "a2", "t", "b"].iter().map(|k| size(&mut c, k)).sum();
+        let info = info::wait_for(&mut c, "bf", wait::STATE, |i| {
+            i.contains("bf_apbf_keys:4\r")
+        });
+        assert!(
+            info.contains(&format!("bf_apbf_memory:{bytes}\r")),
+            "{info}"
+        );
+        assert_eq!(
+            info::field(&mut c, "bf", "bf_cmd_apbf_add"),
+            "calls=4,failed=1"
+        );
+        let usage = c.cmd(&["MEMORY", "USAGE", "a"]).as_int();
+        assert!(usage >= size(&mut c, "a"), "{usage}");
+        c.cmd(&["DEL", "a", "a2", "t", "b"]);
+        assert_eq!(info::field(&mut c, "bf", "bf_apbf_keys"), "0");
+        assert_eq!(info::field(&mut c, "bf", "bf_apbf_memory"), "0");
+    }
+}

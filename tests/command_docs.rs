@@ -631,3 +631,57 @@ fn tdigest_command_info_and_docs() {
         );
     }
 }
+
+// ---- APBF (docs/apbf.md §5) ----
+
+const AP_ITEMS: &str = "O(k·n) where n is the number of items";
+
+#[rustfmt::skip]
+const AP_ROWS: &[Row] = &[
+    Row { name: "apbf.add", arity: -3, flags: "write denyoom", key: "RW", since: "0.1.0", tips: "",
+          summary: "Adds items to a sliding-window filter; answers whether each was already present",
+          complexity: AP_ITEMS, args: KEY_ITEMS },
+    Row { name: "apbf.exists", arity: -3, flags: "readonly", key: "RO", since: "0.1.0", tips: "",
+          summary: "Checks whether items were added within the window", complexity: AP_ITEMS,
+          args: KEY_ITEMS },
+    Row { name: "apbf.info", arity: 2, flags: "readonly", key: "RO", since: "0.1.0", tips: "dont_cache",
+          summary: "Returns the parameters and state of a sliding-window filter", complexity: "O(1)",
+          args: "key:key" },
+    Row { name: "apbf.loadchunk", arity: 4, flags: "write denyoom", key: "RW", since: "0.1.0", tips: "",
+          summary: "Restores a sliding-window filter saved with APBF.SCANDUMP", complexity: O_N_CAP,
+          args: "key:key iterator:integer data:string" },
+    Row { name: "apbf.reserve", arity: -5, flags: "write denyoom", key: "RW", since: "0.1.0", tips: "",
+          summary: "Creates a sliding-window filter for the last N items or the last T seconds",
+          complexity: O_N_CAP,
+          args: "key:key window:oneof(count:pure-token[COUNT] time:pure-token[TIME]) error:double \
+                 capacity:integer timespan:integer{optional}" },
+    Row { name: "apbf.scandump", arity: 3, flags: "readonly", key: "RO", since: "0.1.0", tips: "dont_cache",
+          summary: "Saves a sliding-window filter in chunks", complexity: O_N_CAP,
+          args: "key:key iterator:integer" },
+    Row { name: "apbf.tick", arity: 3, flags: "write", key: "RW", since: "0.1.0", tips: "",
+          summary: "Ages a time-window filter to the given time (how the master's clock reaches replicas)",
+          complexity: O_N_CAP, args: "key:key unix-time-milliseconds:integer" },
+];
+
+#[test]
+fn apbf_command_info_and_docs() {
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        let mut c3 = s.conn3();
+        for row in AP_ROWS {
+            assert_command_info(&mut c, flavor, row, &key_spec(row.key));
+            let ctx = format!("{flavor:?} {}", row.name);
+            let d = docs(&mut c3, flavor, row.name);
+            let m = as_map(&d);
+            assert_eq!(text(&m[0].1), row.summary, "{ctx}");
+            assert_eq!(text(&m[1].1), row.since, "{ctx}");
+            assert_eq!(text(&m[3].1), row.complexity, "{ctx}");
+            assert_eq!(signature(&m[5].1), squash(row.args), "{ctx}");
+        }
+        assert_eq!(
+            c.cmd(&["COMMAND", "GETKEYS", "APBF.ADD", "k", "a", "b"]),
+            Reply::Array(vec![bulk("k")])
+        );
+    }
+}

@@ -4,6 +4,7 @@
 //! Specification: the reference in `docs/` (cited as `docs/<file>.md §N`).
 
 pub mod alloc;
+pub mod apbf;
 pub mod args;
 pub mod bloom;
 pub mod cms;

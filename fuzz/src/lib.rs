@@ -21,6 +21,8 @@ mod topk;
 pub use topk::{topk_args, topk_model, topk_rdb};
 mod tdigest;
 pub use tdigest::{tdigest_args, tdigest_model, tdigest_rdb};
+mod apbf;
+pub use apbf::{apbf_args, apbf_rdb};
 
 use rsbloom_core::args::bloom::{
     parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter, parse_scandump_iter,
@@ -49,7 +51,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, Target); 18] = [
+pub const TARGETS: [(&str, Target); 20] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -68,6 +70,8 @@ pub const TARGETS: [(&str, Target); 18] = [
     ("tdigest_rdb", tdigest_rdb),
     ("tdigest_args", tdigest_args),
     ("tdigest_model", tdigest_model),
+    ("apbf_rdb", apbf_rdb),
+    ("apbf_args", apbf_args),
 ];
 
 // ---------------------------------------------------------------------------
@@ -1483,6 +1487,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.extend(cms::seeds());
     out.extend(topk::seeds());
     out.extend(tdigest::seeds());
+    out.extend(apbf::seeds());
     out
 }
 

@@ -98,6 +98,7 @@ required!(
     RedisModule_NotifyKeyspaceEvent,
     RedisModule_GetContextFlags,
     RedisModule_AvoidReplicaTraffic,
+    RedisModule_Milliseconds,
     RedisModule_SaveUnsigned,
     RedisModule_LoadUnsigned,
     RedisModule_SaveDouble,

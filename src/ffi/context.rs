@@ -235,6 +235,21 @@ impl Ctx {
                 == 0
     }
 
+    /// Whether this command decides time itself: on a master, from a
+    /// client (not replicated from a master, not an AOF or RDB being
+    /// loaded). Time windows shift by the clock only then.
+    pub fn owns_clock(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr)) as u32;
+        flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0
+            && flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING)
+                == 0
+    }
+
+    /// The server's wall clock, Unix milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        u64::try_from(rm!(RedisModule_Milliseconds())).unwrap_or(0)
+    }
+
     /// Whether the server is a master (not a replica).
     pub fn is_master(&self) -> bool {
         let flags = rm!(RedisModule_GetContextFlags(self.ptr)) as u32;

@@ -1,6 +1,7 @@
 //! Shared integration-test harness (each test binary includes it with `mod common;`).
 #![allow(dead_code, unused_imports)] // each test binary uses a different part
 
+pub mod apbf;
 pub mod bloom;
 pub mod client;
 pub mod cluster;

@@ -5,6 +5,7 @@
 //! the command name, `argv[1]` the key) and returns either the parsed request
 //! or the exact error reply of the specification. Parsers never allocate.
 
+pub mod apbf;
 pub mod bloom;
 pub mod cms;
 pub mod cuckoo;

@@ -1,0 +1,302 @@
+//! Age-Partitioned Bloom Filter (`APBF.*`, type `APBF-rsbl`): a Bloom
+//! filter over a sliding window, the last N insertions or the last T
+//! seconds (docs/apbf.md; Almeida, Baquero, Shtul 2020).
+//!
+//! A ring of `k + l` slices of `m` bits. An insertion sets one bit in each
+//! of the `k` youngest slices; a query succeeds when `k` consecutive slices
+//! (in age order) have the item's bit. A shift clears the oldest slice and
+//! makes it the youngest. Each slice hashes with its own function, bound to
+//! its physical position, so it keeps it as it ages.
+
+mod chunk;
+mod header;
+mod rdb;
+mod sizing;
+
+#[cfg(test)]
+mod tests;
+
+pub use crate::rdb::LoadError;
+pub use chunk::{ChunkError, CHUNK_BYTES};
+pub use header::{Header, HEADER_BYTES, MAX_CAPACITY, MAX_SPAN_MS};
+pub use rdb::ENCODING_VERSION;
+pub use sizing::{choose, fpr, gen_size, slice_bits, MAX_K, MAX_L};
+
+use crate::alloc::{try_copy, try_zeroed, AllocError};
+use crate::hash::murmur64a;
+
+/// Seeds of the two hashes whose combination indexes every slice.
+const SEED_A: u64 = 0x41504246_5f726b31;
+const SEED_B: u64 = 0x41504246_5f726b32;
+
+/// Bytes of the filter's record and slice table (MEMORY USAGE).
+const RECORD_BYTES: u64 = std::mem::size_of::<Apbf>() as u64;
+const SLICE_REF_BYTES: u64 = std::mem::size_of::<Box<[u8]>>() as u64;
+
+/// What the filter remembers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// The last `capacity` insertions.
+    Count,
+    /// The last `span_ms` milliseconds (`capacity` insertions expected).
+    Time { span_ms: u64 },
+}
+
+/// Why `Apbf::new` failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateError {
+    /// No `(k, l)` within the bounds reaches the error rate.
+    ErrorRate,
+    /// Capacity or span out of range.
+    Invalid,
+    OutOfMemory,
+}
+
+#[derive(PartialEq)]
+pub struct Apbf {
+    h: Header,
+    /// `k + l` slices of `slice_bits / 8` bytes, by physical position.
+    slices: Box<[Box<[u8]>]>,
+}
+
+/// The two hashes of an item; slice `p` uses bit `(a + p·b) mod m`.
+#[derive(Clone, Copy)]
+struct Hashes(u64, u64);
+
+impl Hashes {
+    fn of(item: &[u8]) -> Hashes {
+        Hashes(murmur64a(item, SEED_A), murmur64a(item, SEED_B) | 1)
+    }
+}
+
+impl Apbf {
+    /// An empty filter for `window` at false-positive rate `error`,
+    /// remembering `capacity` items (per window in time mode).
+    pub fn new(window: Window, error: f64, capacity: u64) -> Result<Self, CreateError> {
+        let (k, l) = choose(error).ok_or(CreateError::ErrorRate)?;
+        let span_ms = match window {
+            Window::Count => 0,
+            Window::Time { span_ms } => span_ms,
+        };
+        let g = gen_size(capacity, l);
+        let h = Header {
+            span_ms,
+            k,
+            l,
+            capacity,
+            error,
+            gen_size: g,
+            slice_bits: slice_bits(k, g),
+            head: 0,
+            gen_items: 0,
+            inserts: 0,
+            shifts: 0,
+            last_shift_ms: 0,
+        };
+        if !h.is_valid() {
+            return Err(CreateError::Invalid);
+        }
+        Self::zeroed(h).map_err(|_| CreateError::OutOfMemory)
+    }
+
+    /// A filter with header `h` (valid) and all slices empty.
+    fn zeroed(h: Header) -> Result<Self, AllocError> {
+        let n = usize::try_from(h.slices()).map_err(|_| AllocError)?;
+        let mut slices = Vec::new();
+        slices.try_reserve_exact(n).map_err(|_| AllocError)?;
+        for _ in 0..n {
+            slices.push(try_zeroed(h.slice_bytes())?);
+        }
+        Ok(Apbf {
+            h,
+            slices: slices.into_boxed_slice(),
+        })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.h
+    }
+
+    /// The false-positive rate of this filter's `k` and `l` (docs/apbf.md
+    /// §3), for a generation filled to its size.
+    pub fn computed_error(&self) -> f64 {
+        fpr(self.h.k, self.h.l)
+    }
+
+    /// Items always remembered (count mode): `l` full generations.
+    pub fn window_items(&self) -> u64 {
+        self.h.l.saturating_mul(self.h.gen_size)
+    }
+
+    /// MEMORY USAGE: the record, the slice table and the slices.
+    pub fn size_bytes(&self) -> u64 {
+        let n = self.h.slices();
+        RECORD_BYTES
+            .saturating_add(n.saturating_mul(SLICE_REF_BYTES))
+            .saturating_add(n.saturating_mul(self.h.slice_bytes()))
+    }
+
+    fn slice_count(&self) -> u64 {
+        self.slices.len() as u64
+    }
+
+    /// Physical position of the slice of age `age` (0 = youngest).
+    fn position(&self, age: u64) -> u64 {
+        (self.h.head + age) % self.slice_count().max(1)
+    }
+
+    /// Byte and bit mask of the item's bit in the slice at `pos`.
+    fn bit(&self, hashes: Hashes, pos: u64) -> (usize, u8) {
+        let i = hashes.0.wrapping_add(pos.wrapping_mul(hashes.1)) % self.h.slice_bits.max(1);
+        ((i / 8) as usize, 1 << (i % 8))
+    }
+
+    fn test(&self, hashes: Hashes, age: u64) -> bool {
+        let pos = self.position(age);
+        let (byte, mask) = self.bit(hashes, pos);
+        self.slices
+            .get(pos as usize)
+            .and_then(|s| s.get(byte))
+            .is_some_and(|b| b & mask != 0)
+    }
+
+    fn set(&mut self, hashes: Hashes, age: u64) {
+        let pos = self.position(age);
+        let (byte, mask) = self.bit(hashes, pos);
+        if let Some(b) = self
+            .slices
+            .get_mut(pos as usize)
+            .and_then(|s| s.get_mut(byte))
+        {
+            *b |= mask;
+        }
+    }
+
+    /// Whether `k` consecutive slices among the `live` youngest hold the
+    /// item. Windows of k are tried from the oldest; a miss at age `a`
+    /// rules out every window containing it, so the next one ends below it.
+    fn contains_within(&self, hashes: Hashes, live: u64) -> bool {
+        let k = self.h.k;
+        let Some(mut start) = live.checked_sub(k) else {
+            return false;
+        };
+        'windows: loop {
+            for age in (start..start + k).rev() {
+                if !self.test(hashes, age) {
+                    match age.checked_sub(k) {
+                        Some(s) => start = s,
+                        None => return false,
+                    }
+                    continue 'windows;
+                }
+            }
+            return true;
+        }
+    }
+
+    /// Whether the item is present, as of `now_ms` (Unix ms) in time mode:
+    /// shifts due since the last one are applied virtually (the slices they
+    /// would clear are ignored), nothing changes.
+    pub fn contains(&self, item: &[u8], now_ms: u64) -> bool {
+        let live = self.slice_count().saturating_sub(self.due_shifts(now_ms));
+        self.contains_within(Hashes::of(item), live)
+    }
+
+    /// Inserts the item; answers whether it was present before. In count
+    /// mode a full generation shifts first, so the last `l·g` insertions
+    /// are always remembered.
+    pub fn add(&mut self, item: &[u8]) -> bool {
+        if !self.h.is_time() && self.h.gen_items >= self.h.gen_size {
+            self.shift(1);
+        }
+        let hashes = Hashes::of(item);
+        let present = self.contains_within(hashes, self.slice_count());
+        for age in 0..self.h.k {
+            self.set(hashes, age);
+        }
+        self.h.gen_items = self.h.gen_items.saturating_add(1);
+        self.h.inserts = self.h.inserts.saturating_add(1);
+        present
+    }
+
+    /// Time mode: shifts due at `now_ms` since the last shift (0 before
+    /// the clock started, or in count mode).
+    pub fn due_shifts(&self, now_ms: u64) -> u64 {
+        if !self.h.is_time() || self.h.last_shift_ms == 0 {
+            return 0;
+        }
+        now_ms.saturating_sub(self.h.last_shift_ms) / self.h.period_ms()
+    }
+
+    /// Time mode: whether `advance(now_ms)` would change the filter (the
+    /// clock is not started, or shifts are due).
+    pub fn needs_advance(&self, now_ms: u64) -> bool {
+        self.h.is_time() && (self.h.last_shift_ms == 0 || self.due_shifts(now_ms) > 0)
+    }
+
+    /// Time mode: starts the clock at `now_ms`, or applies the shifts due
+    /// then. Deterministic in the filter and `now_ms`: replicas and AOF
+    /// replays run it with the master's time. Answers the shifts applied.
+    pub fn advance(&mut self, now_ms: u64) -> u64 {
+        if !self.h.is_time() {
+            return 0;
+        }
+        if self.h.last_shift_ms == 0 {
+            self.h.last_shift_ms = now_ms.max(1);
+            return 0;
+        }
+        let due = self.due_shifts(now_ms);
+        if due > 0 {
+            self.shift(due);
+            self.h.last_shift_ms = self
+                .h
+                .last_shift_ms
+                .saturating_add(due.saturating_mul(self.h.period_ms()));
+        }
+        due
+    }
+
+    /// `times` shifts: the oldest slice is cleared and becomes the
+    /// youngest, `times` times (at most every slice once).
+    fn shift(&mut self, times: u64) {
+        let n = self.slice_count();
+        for _ in 0..times.min(n) {
+            self.h.head = (self.h.head + n - 1) % n.max(1);
+            if let Some(s) = self.slices.get_mut(self.h.head as usize) {
+                s.fill(0);
+            }
+        }
+        self.h.shifts = self.h.shifts.saturating_add(times);
+        self.h.gen_items = 0;
+    }
+
+    /// A deep copy (COPY); fails cleanly when memory is short.
+    pub fn try_clone(&self) -> Result<Self, AllocError> {
+        let mut slices = Vec::new();
+        slices
+            .try_reserve_exact(self.slices.len())
+            .map_err(|_| AllocError)?;
+        for s in &self.slices {
+            slices.push(try_copy(s)?);
+        }
+        Ok(Apbf {
+            h: self.h,
+            slices: slices.into_boxed_slice(),
+        })
+    }
+
+    /// The slices, for active defragmentation and lazy free.
+    pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut dyn crate::alloc::Block> {
+        self.slices
+            .iter_mut()
+            .map(|s| s as &mut dyn crate::alloc::Block)
+    }
+}
+
+impl std::fmt::Debug for Apbf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Apbf")
+            .field("header", &self.h)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,191 @@
+//! Fuzz checks of the sliding-window filter (docs/apbf.md): its RDB
+//! decoder and SCANDUMP header, and the APBF.* argument parsers.
+
+use rsbloom_core::apbf::{Apbf, Header, LoadError, Window, HEADER_BYTES};
+use rsbloom_core::args::apbf::{
+    parse_error, parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
+    MIN_ERROR,
+};
+use rsbloom_core::args::parse_f64;
+use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
+
+use super::{check_arg_error, encode_primitives, ref_i64, PROBE_ITEMS};
+
+/// Filters up to this many bytes are built from fuzzed headers.
+const MAX_BYTES: u64 = 1 << 20;
+
+fn saved(f: &Apbf) -> Vec<Primitive> {
+    let mut out = Vec::new();
+    f.rdb_save(&mut out);
+    out
+}
+
+fn bytes(h: &Header) -> u64 {
+    h.slices().saturating_mul(h.slice_bytes())
+}
+
+/// A copy of `f` through SCANDUMP / LOADCHUNK.
+fn chunk_copy(f: &Apbf) -> Apbf {
+    let (_, header) = f.scandump(0).unwrap();
+    let mut copy = Apbf::from_header(&header).unwrap();
+    let mut iter = 1;
+    while let Some((next, data)) = f.scandump(iter) {
+        copy.load_chunk(next, &data).unwrap();
+        iter = next;
+    }
+    copy
+}
+
+/// Every operation works on `f`; the window's newest items are present.
+fn exercise(mut f: Apbf, clock: u64) {
+    for item in PROBE_ITEMS {
+        f.add(item);
+        assert!(f.contains(item, 0));
+    }
+    f.advance(clock);
+    let _ = f.contains(b"x", clock.saturating_add(1 << 20));
+    assert!(f.size_bytes() >= bytes(f.header()));
+}
+
+/// Byte 0 chooses: encoding 0 or 1 of `Apbf::rdb_load` over the rest
+/// (version 1 refused; a loaded value saves exactly what was read,
+/// reloads `==`, copies `==` through chunks and works), or the rest as a
+/// SCANDUMP header (a decoded header is valid and re-encodes identically).
+pub fn apbf_rdb(data: &[u8]) {
+    let Some((&v, rest)) = data.split_first() else {
+        return;
+    };
+    if v % 3 == 2 {
+        return header(rest);
+    }
+    let encver = i32::from(v % 3);
+    let f = match Apbf::rdb_load(&mut ByteSource::new(rest), encver) {
+        Ok(f) => f,
+        Err(e) => {
+            if encver != 0 {
+                assert_eq!(e, LoadError::UnsupportedVersion);
+            }
+            return;
+        }
+    };
+    assert_eq!(encver, 0);
+    assert!(f.header().is_valid());
+    let out = encode_primitives(&saved(&f));
+    assert_eq!(
+        &rest[..out.len()],
+        &out[..],
+        "saved value differs from the input"
+    );
+    let back = Apbf::rdb_load(&mut PrimitiveSource::new(&saved(&f)), 0).unwrap();
+    assert!(back == f);
+    assert!(chunk_copy(&f) == f);
+    exercise(f, u64::from(v) << 10);
+}
+
+fn header(rest: &[u8]) {
+    let Some(h) = Header::decode(rest) else {
+        return;
+    };
+    assert!(h.is_valid());
+    assert_eq!(rest.len(), HEADER_BYTES);
+    assert_eq!(h.encode(), rest);
+    if bytes(&h) <= MAX_BYTES {
+        exercise(Apbf::from_header(rest).unwrap(), 1);
+    }
+}
+
+/// Every APBF.* parser on argument vectors cut from the input (`\n`),
+/// against docs/apbf.md §5 and reference number parsers.
+pub fn apbf_args(data: &[u8]) {
+    let parts: Vec<&[u8]> = if data.is_empty() {
+        Vec::new()
+    } else {
+        data.split(|&b| b == b'\n').collect()
+    };
+    for p in &parts {
+        let int = ref_i64(p);
+        match parse_error(p) {
+            Ok(e) => {
+                assert!((MIN_ERROR..1.0).contains(&e));
+                match int {
+                    Some(n) => assert!((1..=5).contains(&n) && e == 10f64.powi(-(n as i32))),
+                    None => assert_eq!(Some(e), parse_f64(p)),
+                }
+            }
+            Err(e) => check_arg_error(e),
+        }
+        assert_eq!(
+            parse_scandump_iter(p).ok(),
+            int.filter(|&n| n >= 0).map(|n| n as u64)
+        );
+        assert_eq!(
+            parse_loadchunk_iter(p).ok(),
+            int.filter(|&n| n >= 1).map(|n| n as u64)
+        );
+        assert_eq!(
+            parse_timestamp(p).ok(),
+            int.filter(|&n| n >= 1).map(|n| n as u64)
+        );
+    }
+    for n in 0..=parts.len().min(6) {
+        let argv: Vec<&[u8]> = [&b"APBF.RESERVE"[..], b"k"]
+            .into_iter()
+            .chain(parts[..n].iter().copied())
+            .collect();
+        match parse_reserve(&argv) {
+            Ok(r) => {
+                assert!(argv.len() == 5 || argv.len() == 6);
+                assert_eq!(matches!(r.window, Window::Time { .. }), argv.len() == 6);
+                assert_eq!(Some(r.capacity as i64), ref_i64(argv[4]));
+                create(r.window, r.error, r.capacity);
+            }
+            Err(e) => check_arg_error(e),
+        }
+    }
+}
+
+/// `Apbf::new` for small filters: parsed arguments always make one.
+fn create(window: Window, error: f64, capacity: u64) {
+    if capacity > 4096 {
+        return;
+    }
+    let f = Apbf::new(window, error, capacity).unwrap();
+    assert!(f.computed_error() <= error);
+    assert!(f.window_items() >= capacity);
+}
+
+/// Seed inputs: genuine values of both windows (and one of version 1), a
+/// header, argument lines of every parser.
+pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let mut out: Vec<(&'static str, Vec<u8>)> = Vec::new();
+    for (window, error, cap, n) in [
+        (Window::Count, 0.1, 10u64, 35u64),
+        (Window::Count, 0.01, 50, 20),
+        (Window::Time { span_ms: 5000 }, 0.1, 20, 30),
+    ] {
+        let mut f = Apbf::new(window, error, cap).unwrap();
+        f.advance(1_000_000);
+        for i in 0..n {
+            f.add(format!("i{i}").as_bytes());
+        }
+        f.advance(1_003_000);
+        let bytes = encode_primitives(&saved(&f));
+        out.push(("apbf_rdb", [vec![0], bytes.clone()].concat()));
+        if n == 20 {
+            out.push(("apbf_rdb", [vec![1], bytes].concat()));
+        }
+        let (_, header) = f.scandump(0).unwrap();
+        out.push(("apbf_rdb", [vec![2], header.into_owned()].concat()));
+    }
+    for line in [
+        &b"COUNT\n0.01\n1000"[..],
+        b"TIME\n2\n50\n60",
+        b"time\n1e-8\n1073741824\n315360000",
+        b"COUNT\n1\n0\n5",
+        b"TIME\n0.5\n1\n-1\n0x1p-3",
+        b"1\n5\n6\n0\n-0\n01\n9223372036854775807\n1.0\nnan",
+    ] {
+        out.push(("apbf_args", line.to_vec()));
+    }
+    out
+}

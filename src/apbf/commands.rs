@@ -1,0 +1,265 @@
+//! APBF.* command handlers (docs/apbf.md §5): argument count, key, numbers
+//! (parsed in the core), the filter operation, the reply, replication.
+//!
+//! Time windows shift by the master's clock only: a write on the master
+//! first ages the filter to its clock and replicates that as
+//! `APBF.TICK key <ms>` before the write itself, so replicas and AOF
+//! replays apply the same shifts; reads age the filter virtually.
+
+use rsbloom_core::apbf::{Apbf, ChunkError, CreateError};
+use rsbloom_core::args::apbf::{
+    parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
+};
+
+use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+
+const KEY_MISSING: ReplyError = ReplyError::Text("ERR APBF: key does not exist");
+const KEY_EXISTS: ReplyError = ReplyError::Text("ERR APBF: key already exists");
+const NO_MEMORY: ReplyError =
+    ReplyError::Text("ERR APBF: insufficient memory to create the filter");
+const BAD_HEADER: ReplyError = ReplyError::Text("ERR APBF: received bad data");
+const BAD_CHUNK_ITER: ReplyError = ReplyError::Text("ERR APBF: invalid iterator");
+const BAD_CHUNK_LEN: ReplyError = ReplyError::Text("ERR APBF: chunk length does not match");
+const NOT_TIME: ReplyError = ReplyError::Text("ERR APBF: not a time window");
+const FUTURE: ReplyError =
+    ReplyError::Text("ERR APBF: timestamp is more than 60 s past the server's clock");
+/// How far a client's APBF.TICK may run ahead of the master's clock: the
+/// skew between cluster nodes (a slot migration forwards the source's
+/// ticks), never a jump that would stop the window for years.
+const MAX_AHEAD_MS: u64 = 60_000;
+
+type Reply = Result<(), ReplyError>;
+
+fn found<R>(lookup: Lookup<R>) -> Result<R, ReplyError> {
+    match lookup {
+        Lookup::Found(f) => Ok(f),
+        Lookup::Missing => Err(KEY_MISSING),
+        Lookup::WrongType => Err(ReplyError::WrongType),
+    }
+}
+
+fn filter_mut<'k>(key: &'k mut Key<'_>) -> Result<&'k mut Apbf, ReplyError> {
+    found(key.get::<Apbf>())
+}
+
+/// Time windows on the master: ages the filter to the clock (starting it
+/// on the first write) and replicates the time used, ahead of the write.
+fn age_to_clock(ctx: &Ctx, name: &RStr, f: &mut Apbf) {
+    if !ctx.owns_clock() {
+        return;
+    }
+    let now = ctx.now_ms();
+    if f.needs_advance(now) {
+        f.advance(now);
+        let ms = ctx.string(now.to_string().as_bytes());
+        ctx.replicate(c"APBF.TICK", name, &[ms.as_ptr()]);
+    }
+}
+
+// ---- APBF.RESERVE ----
+
+/// APBF.RESERVE key COUNT|TIME error capacity [timespan]: the arguments,
+/// then the key, which must not exist.
+pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let p = parse_reserve(args)?;
+    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+    let mut key = ctx.open_key(name, true);
+    if !matches!(key.get::<Apbf>(), Lookup::Missing) {
+        return Err(KEY_EXISTS);
+    }
+    let f = Apbf::new(p.window, p.error, p.capacity).map_err(|e| match e {
+        CreateError::OutOfMemory => NO_MEMORY,
+        // The parser's ranges exclude both.
+        CreateError::ErrorRate | CreateError::Invalid => BAD_HEADER,
+    })?;
+    key.set(Box::new(f));
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+// ---- APBF.ADD / APBF.EXISTS ----
+
+/// `CMD key item [item ...]`: the key and at least one item.
+fn key_and_items(args: &[RStr]) -> Result<(&RStr, &[RStr]), ReplyError> {
+    match args {
+        [_, name, items @ ..] if !items.is_empty() => Ok((name, items)),
+        _ => Err(ReplyError::WrongArity),
+    }
+}
+
+/// APBF.ADD key item [item ...]: inserts every item; per item 1 if it was
+/// absent before, 0 if already present (it is inserted again either way,
+/// which renews it).
+pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let (name, items) = key_and_items(args)?;
+    let mut key = ctx.open_key(name, true);
+    let f = filter_mut(&mut key)?;
+    age_to_clock(ctx, name, f);
+    ctx.reply_array(items.len());
+    for item in items {
+        ctx.reply_int(i64::from(!f.add(item.as_ref())));
+    }
+    ctx.propagate();
+    Ok(())
+}
+
+/// APBF.EXISTS key item [item ...]: per item 1 if added within the
+/// window; a missing key remembers nothing (all 0).
+pub fn exists(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let (name, items) = key_and_items(args)?;
+    let key = ctx.open_key(name, false);
+    let f = match key.get_shared::<Apbf>() {
+        Lookup::Found(f) => Some(f),
+        Lookup::Missing => None,
+        Lookup::WrongType => return Err(ReplyError::WrongType),
+    };
+    let now = ctx.now_ms();
+    ctx.reply_array(items.len());
+    for item in items {
+        let present = f.is_some_and(|f| f.contains(item.as_ref(), now));
+        ctx.reply_int(i64::from(present));
+    }
+    Ok(())
+}
+
+// ---- APBF.INFO ----
+
+enum Field {
+    Int(u64),
+    Double(f64),
+    Text(&'static str),
+}
+
+/// APBF.INFO key: parameters and state as a map (docs/apbf.md §5.4).
+pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let key = ctx.open_key(name, false);
+    let f = found(key.get_shared::<Apbf>())?;
+    let h = f.header();
+    let time = h.is_time();
+    let fields = [
+        (
+            "Window type",
+            Field::Text(if time { "time" } else { "count" }),
+        ),
+        ("Capacity", Field::Int(h.capacity)),
+        ("Timespan", Field::Int(h.span_ms / 1000)),
+        ("Error rate", Field::Double(h.error)),
+        ("Computed error rate", Field::Double(f.computed_error())),
+        ("Hash functions count", Field::Int(h.k)),
+        ("Extra slices", Field::Int(h.l)),
+        ("Slices count", Field::Int(h.slices())),
+        ("Slice bits", Field::Int(h.slice_bits)),
+        ("Generation size", Field::Int(h.gen_size)),
+        ("Window items", Field::Int(f.window_items())),
+        (
+            "Period ms",
+            Field::Int(if time { h.period_ms() } else { 0 }),
+        ),
+        ("Items in generation", Field::Int(h.gen_items)),
+        ("Inserts count", Field::Int(h.inserts)),
+        ("Shifts count", Field::Int(h.shifts)),
+        ("Last shift ms", Field::Int(h.last_shift_ms)),
+        ("Pending shifts", Field::Int(f.due_shifts(ctx.now_ms()))),
+        ("Size", Field::Int(f.size_bytes())),
+    ];
+    ctx.reply_map(fields.len());
+    for (name, value) in fields {
+        ctx.reply_simple(name);
+        match value {
+            Field::Int(v) => ctx.reply_u64(v),
+            Field::Double(v) => ctx.reply_double(v),
+            Field::Text(t) => ctx.reply_simple(t),
+        }
+    }
+    Ok(())
+}
+
+// ---- APBF.SCANDUMP / APBF.LOADCHUNK ----
+
+/// APBF.SCANDUMP key iterator: arity → key → iterator; `[next, data]`,
+/// `[0, ""]` past the end.
+pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, iter] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let key = ctx.open_key(name, false);
+    let f = found(key.get_shared::<Apbf>())?;
+    let iter = parse_scandump_iter(iter.as_ref())?;
+    ctx.reply_array(2);
+    match f.scandump(iter) {
+        Some((next, data)) => {
+            ctx.reply_u64(next);
+            ctx.reply_bulk(&data);
+        }
+        None => {
+            ctx.reply_int(0);
+            ctx.reply_bulk(&[]);
+        }
+    }
+    Ok(())
+}
+
+/// APBF.LOADCHUNK key iterator data: arity → iterator → key. Iterator 1
+/// (the header) creates the filter, replacing an APBF value there; the
+/// others fill an existing one.
+pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, iter, data] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let iter = parse_loadchunk_iter(iter.as_ref())?;
+    let data = data.as_ref();
+    let mut key = ctx.open_key(name, true);
+    if iter == 1 {
+        if let Lookup::WrongType = key.get::<Apbf>() {
+            return Err(ReplyError::WrongType);
+        }
+        key.set(Box::new(Apbf::from_header(data).map_err(chunk_error)?));
+    } else {
+        filter_mut(&mut key)?
+            .load_chunk(iter, data)
+            .map_err(chunk_error)?;
+    }
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+fn chunk_error(e: ChunkError) -> ReplyError {
+    match e {
+        ChunkError::Header => BAD_HEADER,
+        ChunkError::Iterator => BAD_CHUNK_ITER,
+        ChunkError::Length => BAD_CHUNK_LEN,
+        ChunkError::OutOfMemory => NO_MEMORY,
+    }
+}
+
+// ---- APBF.TICK ----
+
+/// APBF.TICK key unix-ms: ages a time window to that time; the number of
+/// shifts applied. On a master a client may not name a time more than
+/// `MAX_AHEAD_MS` past its clock.
+pub fn tick(ctx: &Ctx, args: &[RStr]) -> Reply {
+    let [_, name, ms] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let ms = parse_timestamp(ms.as_ref())?;
+    let mut key = ctx.open_key(name, true);
+    let f = filter_mut(&mut key)?;
+    if !f.header().is_time() {
+        return Err(NOT_TIME);
+    }
+    if ctx.owns_clock() && ms > ctx.now_ms().saturating_add(MAX_AHEAD_MS) {
+        return Err(FUTURE);
+    }
+    let changes = f.needs_advance(ms);
+    let shifts = f.advance(ms);
+    ctx.reply_u64(shifts);
+    if changes {
+        ctx.propagate();
+    }
+    Ok(())
+}
