@@ -23,8 +23,8 @@ pub static FAMILIES: &[&Family] = &[
 
 /// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.
-pub const MODULE_VERSION: c_int = 80400;
-const COMPAT_RELEASE: &str = "8.4.0";
+pub const MODULE_VERSION: c_int = 81181;
+const COMPAT_RELEASE: &str = "8.11.81";
 
 /// Entry point called by the server on `MODULE LOAD` / `loadmodule`.
 ///
@@ -112,6 +112,8 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
         raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int | asm
     ));
 
+    // Configs first: a data type's registered encoding may depend on one.
+    let unprefixed = config::register(ctx, caps.unprefixed_configs)?;
     for family in FAMILIES {
         (family.create_type)(ctx)?;
     }
@@ -131,7 +133,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
     crate::ffi::events::on_fork(ctx, FAMILIES.iter().filter_map(|f| f.on_fork).collect())?;
     crate::command_docs::apply(ctx)?;
     crate::info::register(ctx)?;
-    if !config::register(ctx, caps.unprefixed_configs)? {
+    if !unprefixed {
         log(
             ctx,
             "notice",
