@@ -258,7 +258,14 @@ fn incrby_rejects_before_changing_anything() {
             line(c, "CMS.INCRBY k x -9223372036854775808 y q"),
             err("CMS: invalid increment")
         );
-        for bad in ["-0", "+1", "1.5", "9223372036854775808", "01", "-9223372036854775809"] {
+        for bad in [
+            "-0",
+            "+1",
+            "1.5",
+            "9223372036854775808",
+            "01",
+            "-9223372036854775809",
+        ] {
             assert_eq!(
                 c.cmd(&["CMS.INCRBY", "k", "x", "1", "y", bad]),
                 err("CMS: Cannot parse number"),
@@ -384,24 +391,56 @@ fn cell_size_option_checks_in_order() {
         for (cmd, want) in [
             ("CMS.INITBYDIM k 20 5 CELL_SIZE", arity("cms.initbydim")),
             ("CMS.INITBYDIM k 20 5 CELL_SIZE 1 2", arity("cms.initbydim")),
-            ("CMS.INITBYDIM k 20 5 CELL_SIZE 1 CELL_SIZE 2", arity("cms.initbydim")),
-            ("CMS.INITBYPROB k 0.1 0.1 CELL_SIZE", arity("cms.initbyprob")),
+            (
+                "CMS.INITBYDIM k 20 5 CELL_SIZE 1 CELL_SIZE 2",
+                arity("cms.initbydim"),
+            ),
+            (
+                "CMS.INITBYPROB k 0.1 0.1 CELL_SIZE",
+                arity("cms.initbyprob"),
+            ),
             ("CMS.INITBYDIM k 0 5 CELL_SIZE 1", err("CMS: invalid width")),
             ("CMS.INITBYDIM k 5 x CELL_SIZE 1", err("CMS: invalid depth")),
-            ("CMS.INITBYPROB k 2 0.01 CELL_SIZE 1", err("CMS: invalid overestimation value")),
-            ("CMS.INITBYPROB k 0.1 1 CELL_SIZE 9", err("CMS: invalid prob value")),
-            ("CMS.INITBYDIM k 4611686018427387904 2 CELL_SIZE 9", err("CMS: invalid init arguments")),
-            ("CMS.INITBYPROB k 0.1 1e-46 CELL_SIZE 9", err("CMS: invalid init arguments")),
+            (
+                "CMS.INITBYPROB k 2 0.01 CELL_SIZE 1",
+                err("CMS: invalid overestimation value"),
+            ),
+            (
+                "CMS.INITBYPROB k 0.1 1 CELL_SIZE 9",
+                err("CMS: invalid prob value"),
+            ),
+            (
+                "CMS.INITBYDIM k 4611686018427387904 2 CELL_SIZE 9",
+                err("CMS: invalid init arguments"),
+            ),
+            (
+                "CMS.INITBYPROB k 0.1 1e-46 CELL_SIZE 9",
+                err("CMS: invalid init arguments"),
+            ),
             ("CMS.INITBYDIM k 20 5 OOR 1", err("CMS: unknown argument")),
-            ("CMS.INITBYPROB k 0.001 0.01 OOR 1", err("CMS: unknown argument")),
-            ("CMS.INITBYDIM k 20 5 CELLSIZE 1", err("CMS: unknown argument")),
+            (
+                "CMS.INITBYPROB k 0.001 0.01 OOR 1",
+                err("CMS: unknown argument"),
+            ),
+            (
+                "CMS.INITBYDIM k 20 5 CELLSIZE 1",
+                err("CMS: unknown argument"),
+            ),
             // 8 · 2^60 bytes overflow 64 bits where 4 · 2^60 did not.
-            ("CMS.INITBYDIM k 1152921504606846976 2 CELL_SIZE 8", err("CMS: Insufficient memory to create the key")),
-            ("CMS.INITBYDIM k 9223372036854775807 1 CELL_SIZE 1", err("CMS: Insufficient memory to create the key")),
+            (
+                "CMS.INITBYDIM k 1152921504606846976 2 CELL_SIZE 8",
+                err("CMS: Insufficient memory to create the key"),
+            ),
+            (
+                "CMS.INITBYDIM k 9223372036854775807 1 CELL_SIZE 1",
+                err("CMS: Insufficient memory to create the key"),
+            ),
         ] {
             assert_eq!(line(c, cmd), want, "{cmd}");
         }
-        for bad in ["0", "3", "5", "6", "7", "9", "16", "-1", "-4", "blah", "", "4.5", "+4", "04"] {
+        for bad in [
+            "0", "3", "5", "6", "7", "9", "16", "-1", "-4", "blah", "", "4.5", "+4", "04",
+        ] {
             assert_eq!(
                 c.cmd(&["CMS.INITBYDIM", "k", "20", "5", "CELL_SIZE", bad]),
                 err(BAD_CELL_SIZE),
@@ -417,13 +456,24 @@ fn cell_size_option_checks_in_order() {
         // Any existing key, before the option.
         c.cmd(&["SET", "str", "v"]);
         assert_eq!(line(c, "CMS.INITBYDIM str 20 5 CELL_SIZE 9"), err(EXISTS));
-        for (i, (token, size)) in [("CELL_SIZE", 1), ("cell_size", 2), ("Cell_Size", 4), ("CELL_SIZE", 8)]
-            .into_iter()
-            .enumerate()
+        for (i, (token, size)) in [
+            ("CELL_SIZE", 1),
+            ("cell_size", 2),
+            ("Cell_Size", 4),
+            ("CELL_SIZE", 8),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let key = format!("c{i}");
-            assert_eq!(line(c, &format!("CMS.INITBYDIM {key} 100 5 {token} {size}")), ok());
-            assert_eq!(c.cmd(&["CMS.INFO", &key]), info_sized(resp3, 100, 5, 0, size));
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {key} 100 5 {token} {size}")),
+                ok()
+            );
+            assert_eq!(
+                c.cmd(&["CMS.INFO", &key]),
+                info_sized(resp3, 100, 5, 0, size)
+            );
         }
         assert_eq!(line(c, "CMS.INITBYPROB p 0.001 0.01 cell_size 2"), ok());
         assert_eq!(line(c, "CMS.INFO p"), info_sized(resp3, 2000, 7, 0, 2));
@@ -439,11 +489,23 @@ fn cell_size_maxima() {
     each(|c, resp3| {
         for (size, max) in [(1, 255i64), (2, 65535), (4, 4294967295), (8, i64::MAX)] {
             let key = format!("m{size}");
-            assert_eq!(line(c, &format!("CMS.INITBYDIM {key} 1 1 CELL_SIZE {size}")), ok());
-            assert_eq!(c.cmd(&["CMS.INCRBY", &key, "a", &max.to_string()]), ints(&[max]));
-            assert_eq!(c.cmd(&["CMS.INCRBY", &key, "a", "1"]), arr(vec![err(OVERFLOW)]));
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {key} 1 1 CELL_SIZE {size}")),
+                ok()
+            );
+            assert_eq!(
+                c.cmd(&["CMS.INCRBY", &key, "a", &max.to_string()]),
+                ints(&[max])
+            );
+            assert_eq!(
+                c.cmd(&["CMS.INCRBY", &key, "a", "1"]),
+                arr(vec![err(OVERFLOW)])
+            );
             assert_eq!(c.cmd(&["CMS.QUERY", &key, "a"]), ints(&[max]));
-            assert_eq!(c.cmd(&["CMS.INFO", &key]), info_sized(resp3, 1, 1, max, size));
+            assert_eq!(
+                c.cmd(&["CMS.INFO", &key]),
+                info_sized(resp3, 1, 1, max, size)
+            );
         }
         assert_eq!(line(c, "CMS.INITBYDIM one 20 5 CELL_SIZE 1"), ok());
         assert_eq!(line(c, "CMS.INCRBY one a 256"), arr(vec![err(OVERFLOW)]));
@@ -451,15 +513,27 @@ fn cell_size_maxima() {
         assert_eq!(line(c, "CMS.INFO one"), info_sized(resp3, 20, 5, 0, 1));
         // 4×2, 1-byte cells (the spec's computed vector).
         assert_eq!(line(c, "CMS.INITBYDIM c 4 2 CELL_SIZE 1"), ok());
-        assert_eq!(line(c, "CMS.INCRBY c foo 250 foo 10"), arr(vec![int(250), err(OVERFLOW)]));
-        assert_eq!(line(c, "CMS.INCRBY c bar 5 foo -251"), arr(vec![int(5), err(UNDERFLOW)]));
+        assert_eq!(
+            line(c, "CMS.INCRBY c foo 250 foo 10"),
+            arr(vec![int(250), err(OVERFLOW)])
+        );
+        assert_eq!(
+            line(c, "CMS.INCRBY c bar 5 foo -251"),
+            arr(vec![int(5), err(UNDERFLOW)])
+        );
         assert_eq!(line(c, "CMS.INFO c"), info_sized(resp3, 4, 2, 255, 1));
         // The total's headroom: a full 8-byte cell leaves none.
         assert_eq!(line(c, "CMS.INITBYDIM e 100 1 CELL_SIZE 8"), ok());
-        assert_eq!(line(c, "CMS.INCRBY e a 9223372036854775807"), ints(&[i64::MAX]));
+        assert_eq!(
+            line(c, "CMS.INCRBY e a 9223372036854775807"),
+            ints(&[i64::MAX])
+        );
         assert_eq!(line(c, "CMS.QUERY e b"), ints(&[0]));
         assert_eq!(line(c, "CMS.INCRBY e b 1"), arr(vec![err(OVERFLOW)]));
-        assert_eq!(line(c, "CMS.INFO e"), info_sized(resp3, 100, 1, i64::MAX, 8));
+        assert_eq!(
+            line(c, "CMS.INFO e"),
+            info_sized(resp3, 100, 1, i64::MAX, 8)
+        );
     });
 }
 
@@ -470,17 +544,26 @@ fn decrements_and_underflow() {
     each(|c, resp3| {
         for size in [1, 2, 4, 8] {
             let key = format!("d{size}");
-            assert_eq!(line(c, &format!("CMS.INITBYDIM {key} 1000 5 CELL_SIZE {size}")), ok());
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {key} 1000 5 CELL_SIZE {size}")),
+                ok()
+            );
             assert_eq!(c.cmd(&["CMS.INCRBY", &key, "a", "100"]), ints(&[100]));
             assert_eq!(c.cmd(&["CMS.INCRBY", &key, "a", "-40"]), ints(&[60]));
             assert_eq!(c.cmd(&["CMS.INCRBY", &key, "a", "-60"]), ints(&[0]));
-            assert_eq!(c.cmd(&["CMS.INFO", &key]), info_sized(resp3, 1000, 5, 0, size));
+            assert_eq!(
+                c.cmd(&["CMS.INFO", &key]),
+                info_sized(resp3, 1000, 5, 0, size)
+            );
         }
         assert_eq!(line(c, "CMS.INITBYDIM cms 1000 5"), ok());
         assert_eq!(line(c, "CMS.INCRBY cms a 10"), ints(&[10]));
         let before = c.cmd(&["DUMP", "cms"]);
         assert_eq!(line(c, "CMS.INCRBY cms a -11"), arr(vec![err(UNDERFLOW)]));
-        assert_eq!(line(c, "CMS.INCRBY cms never_added -1"), arr(vec![err(UNDERFLOW)]));
+        assert_eq!(
+            line(c, "CMS.INCRBY cms never_added -1"),
+            arr(vec![err(UNDERFLOW)])
+        );
         assert_eq!(c.cmd(&["DUMP", "cms"]), before);
         assert_eq!(line(c, "CMS.INCRBY cms a 0 zz 0"), ints(&[10, 0]));
         assert_eq!(
@@ -508,7 +591,10 @@ fn decrements_and_underflow() {
 fn merge_requires_equal_cell_sizes() {
     each(|c, resp3| {
         for k in ["a", "b", "dest"] {
-            assert_eq!(line(c, &format!("CMS.INITBYDIM {k} 20 5 CELL_SIZE 2")), ok());
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {k} 20 5 CELL_SIZE 2")),
+                ok()
+            );
         }
         assert_eq!(line(c, "CMS.INITBYDIM four 20 5"), ok());
         assert_eq!(line(c, "CMS.INITBYDIM narrow 10 5 CELL_SIZE 2"), ok());
@@ -521,12 +607,21 @@ fn merge_requires_equal_cell_sizes() {
         assert_eq!(line(c, "CMS.MERGE dest 2 a b WEIGHTS 1000 1"), ok());
         assert_eq!(line(c, "CMS.QUERY dest x"), ints(&[10007]));
         let before = c.cmd(&["DUMP", "dest"]);
-        assert_eq!(line(c, "CMS.MERGE dest 2 a b WEIGHTS 10000 1"), err("CMS: MERGE overflow"));
+        assert_eq!(
+            line(c, "CMS.MERGE dest 2 a b WEIGHTS 10000 1"),
+            err("CMS: MERGE overflow")
+        );
         for (cmd, want) in [
             ("CMS.MERGE dest 2 a four", "CMS: cell size is not equal"),
             ("CMS.MERGE four 1 a", "CMS: cell size is not equal"),
-            ("CMS.MERGE dest 2 narrow4 four", "CMS: width/depth is not equal"),
-            ("CMS.MERGE dest 2 narrow four", "CMS: width/depth is not equal"),
+            (
+                "CMS.MERGE dest 2 narrow4 four",
+                "CMS: width/depth is not equal",
+            ),
+            (
+                "CMS.MERGE dest 2 narrow four",
+                "CMS: width/depth is not equal",
+            ),
             ("CMS.MERGE dest 2 four nokey", "CMS: cell size is not equal"),
             ("CMS.MERGE dest 2 a nokey", MISSING),
         ] {
@@ -548,7 +643,10 @@ fn memory_usage_follows_the_cell_size() {
         let mut usage = Vec::new();
         for size in [1, 2, 4, 8] {
             let key = format!("u{size}");
-            assert_eq!(line(c, &format!("CMS.INITBYDIM {key} 1000 5 CELL_SIZE {size}")), ok());
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {key} 1000 5 CELL_SIZE {size}")),
+                ok()
+            );
             usage.push(c.cmd(&["MEMORY", "USAGE", &key]).as_int());
         }
         // Same key length: the server's overhead cancels out.

@@ -123,7 +123,10 @@ fn populate_sized(c: &mut Conn) {
     populate(c);
     for cmd in SIZED {
         let r = line(c, cmd);
-        assert!(!r.is_error() && !format!("{r:?}").contains("flow"), "{cmd}: {r:?}");
+        assert!(
+            !r.is_error() && !format!("{r:?}").contains("flow"),
+            "{cmd}: {r:?}"
+        );
     }
 }
 
@@ -358,15 +361,19 @@ fn move_set_on(flavor: Flavor, from: End, to: End, how: &str) {
     let same = |a: &[Vec<Reply>], b: &[Vec<Reply>]| {
         let view = |o: &[Vec<Reply>]| -> Vec<Vec<Reply>> {
             o.iter()
-                .map(|r| if exact && from.0 == to.0 { r.clone() } else if exact {
-                    // Same bytes, but only rsbloom shows the cell size.
-                    let mut r = r.clone();
-                    if let Some(i) = r.get_mut(2) {
-                        *i = without_cell_size(i);
+                .map(|r| {
+                    if exact && from.0 == to.0 {
+                        r.clone()
+                    } else if exact {
+                        // Same bytes, but only rsbloom shows the cell size.
+                        let mut r = r.clone();
+                        if let Some(i) = r.get_mut(2) {
+                            *i = without_cell_size(i);
+                        }
+                        r
+                    } else {
+                        portable(r)
                     }
-                    r
-                } else {
-                    portable(r)
                 })
                 .collect()
         };
@@ -376,9 +383,10 @@ fn move_set_on(flavor: Flavor, from: End, to: End, how: &str) {
     // The moved sketches keep working identically; `sat` overflows,
     // which 2.8.2 answers as 8.4 did (docs/differences.md).
     if !aof {
-        for cmd in build().iter().filter(|a| {
-            a[0] != b"CMS.INITBYDIM" && a[0] != b"CMS.INITBYPROB" && a[1] != b"sat"
-        }) {
+        for cmd in build()
+            .iter()
+            .filter(|a| a[0] != b"CMS.INITBYDIM" && a[0] != b"CMS.INITBYPROB" && a[1] != b"sat")
+        {
             assert_eq!(d.cmd(cmd), c.cmd(cmd), "{what}: {cmd:?}");
         }
         same(&observe_all(&mut d), &observe_all(&mut c));
@@ -422,10 +430,20 @@ fn legacy_setting_and_its_limits() {
         let (mut c, mut l, mut r) = (current.conn(), legacy.conn(), reference.conn());
         // The config: its value, and no change at run time.
         let get = |c: &mut Conn| c.cmd(&["CONFIG", "GET", "bf.cms-rdb-encoding"]);
-        assert_eq!(get(&mut c), arr(vec![bulk("bf.cms-rdb-encoding"), bulk("1")]));
-        assert_eq!(get(&mut l), arr(vec![bulk("bf.cms-rdb-encoding"), bulk("0")]));
-        assert!(l.cmd(&["CONFIG", "SET", "bf.cms-rdb-encoding", "1"]).is_error());
-        assert!(c.cmd(&["CONFIG", "SET", "bf.cms-rdb-encoding", "0"]).is_error());
+        assert_eq!(
+            get(&mut c),
+            arr(vec![bulk("bf.cms-rdb-encoding"), bulk("1")])
+        );
+        assert_eq!(
+            get(&mut l),
+            arr(vec![bulk("bf.cms-rdb-encoding"), bulk("0")])
+        );
+        assert!(l
+            .cmd(&["CONFIG", "SET", "bf.cms-rdb-encoding", "1"])
+            .is_error());
+        assert!(c
+            .cmd(&["CONFIG", "SET", "bf.cms-rdb-encoding", "0"])
+            .is_error());
         // Encoding 1 is refused by 2.8.2.
         for cmd in ["CMS.INITBYDIM k 4 2", "CMS.INCRBY k foo 3 bar 1"] {
             assert!(!line(&mut c, cmd).is_error());
@@ -446,7 +464,10 @@ fn legacy_setting_and_its_limits() {
             err("CMS: CELL_SIZE must be 4 while bf.cms-rdb-encoding is 0")
         );
         assert_eq!(line(&mut l, "CMS.INITBYDIM s 4 2 CELL_SIZE 4"), ok());
-        assert_eq!(line(&mut l, "CMS.INITBYDIM s9 4 2 CELL_SIZE 9"), err("CMS: CELL_SIZE must be 1, 2, 4 or 8"));
+        assert_eq!(
+            line(&mut l, "CMS.INITBYDIM s9 4 2 CELL_SIZE 9"),
+            err("CMS: CELL_SIZE must be 1, 2, 4 or 8")
+        );
         assert_eq!(line(&mut c, "CMS.INITBYDIM s 4 2 CELL_SIZE 2"), ok());
         let sized = c.cmd(&["DUMP", "s"]).as_bytes().to_vec();
         assert_eq!(
@@ -544,31 +565,60 @@ fn hex_bytes(s: &str) -> Vec<u8> {
 #[test]
 fn dump_vectors_812() {
     for flavor in all_flavors() {
-        let s = Server::builder(flavor, Module::Rsbloom).uncompressed_rdb().start();
+        let s = Server::builder(flavor, Module::Rsbloom)
+            .uncompressed_rdb()
+            .start();
         let mut c = s.conn();
         // Module id (encoding 1), width 4, depth 2, total 4, cell size,
         // the string (length as RDB encodes it), the cells, module EOF.
         let rows = [
             (1, "08", "0003000100010300"),
             (2, "10", "00000300000001000000010003000000"),
-            (4, "20", "00000000030000000000000001000000000000000100000003000000 00000000"),
-            (8, "4040", concat!(
-                "0000000000000000", "0300000000000000", "0000000000000000", "0100000000000000",
-                "0000000000000000", "0100000000000000", "0300000000000000", "0000000000000000",
-            )),
+            (
+                4,
+                "20",
+                "00000000030000000000000001000000000000000100000003000000 00000000",
+            ),
+            (
+                8,
+                "4040",
+                concat!(
+                    "0000000000000000",
+                    "0300000000000000",
+                    "0000000000000000",
+                    "0100000000000000",
+                    "0000000000000000",
+                    "0100000000000000",
+                    "0300000000000000",
+                    "0000000000000000",
+                ),
+            ),
         ];
         for (cs, len, cells) in rows {
             let rest = format!("02{cs:02x}05{len}{}00", cells.replace(' ', ""));
             let id = "078108c4a4f9360f1001020402020204";
             let key = format!("c{cs}");
-            assert_eq!(c.cmd(&["CMS.INITBYDIM", &key, "4", "2", "CELL_SIZE", &cs.to_string()]), ok());
+            assert_eq!(
+                c.cmd(&[
+                    "CMS.INITBYDIM",
+                    &key,
+                    "4",
+                    "2",
+                    "CELL_SIZE",
+                    &cs.to_string()
+                ]),
+                ok()
+            );
             c.cmd(&["CMS.INCRBY", &key, "foo", "3", "bar", "1"]);
             let p = c.cmd(&["DUMP", &key]).as_bytes().to_vec();
             let want = format!("{id}{rest}");
             assert_eq!(hex(&p[..p.len() - 10]), want, "{flavor:?} cell size {cs}");
             assert!(dump::crc_ok(&p));
             // And it loads back as the same sketch.
-            assert_eq!(c.cmd(&args!["RESTORE", format!("{key}-copy"), "0", &p]), ok());
+            assert_eq!(
+                c.cmd(&args!["RESTORE", format!("{key}-copy"), "0", &p]),
+                ok()
+            );
             assert_eq!(
                 c.cmd(&["CMS.QUERY", &format!("{key}-copy"), "foo", "bar"]),
                 arr(vec![int(3), int(1)])

@@ -812,8 +812,14 @@ fn cms_sources(c: &mut Conn) -> Vec<Vec<u8>> {
             "CMS.INCRBY g a 4294967295 b 9223372036854775807",
         ],
         &["CMS.INITBYDIM g 6 3 CELL_SIZE 1", "CMS.INCRBY g a 255 b 3"],
-        &["CMS.INITBYDIM g 6 3 CELL_SIZE 2", "CMS.INCRBY g a 65535 b 3"],
-        &["CMS.INITBYDIM g 4 2 CELL_SIZE 8", "CMS.INCRBY g a 9223372036854775807"],
+        &[
+            "CMS.INITBYDIM g 6 3 CELL_SIZE 2",
+            "CMS.INCRBY g a 65535 b 3",
+        ],
+        &[
+            "CMS.INITBYDIM g 4 2 CELL_SIZE 8",
+            "CMS.INCRBY g a 9223372036854775807",
+        ],
     ];
     setups
         .iter()
@@ -943,7 +949,13 @@ fn corrupt_cms_payloads_are_contained() {
 /// 2^63 − 1 (which RedisBloom 8.4 could write), and encoding 2.
 fn cms_812_crafted(ver: u16) -> Vec<Vec<u8>> {
     let v1 = |w: u64, d: u64, count: u64, size: u64, array: Vec<u8>| {
-        let prims = [Prim::U(w), Prim::U(d), Prim::U(count), Prim::U(size), Prim::S(array)];
+        let prims = [
+            Prim::U(w),
+            Prim::U(d),
+            Prim::U(count),
+            Prim::U(size),
+            Prim::S(array),
+        ];
         dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver)
     };
     let mut out: Vec<Vec<u8>> = [0, 3, 5, 16, (1 << 32) + 4, u64::MAX]
@@ -959,16 +971,36 @@ fn cms_812_crafted(ver: u16) -> Vec<Vec<u8>> {
         v1(4, 2, 1 << 63, 4, vec![0; 32]),
         v1(4, 2, u64::MAX, 1, vec![0; 8]),
         // An 8-byte cell beyond 2^63 − 1.
-        v1(2, 1, 0, 8, [0, 1 << 63].iter().flat_map(|c: &u64| c.to_le_bytes()).collect()),
+        v1(
+            2,
+            1,
+            0,
+            8,
+            [0, 1 << 63]
+                .iter()
+                .flat_map(|c: &u64| c.to_le_bytes())
+                .collect(),
+        ),
         v1(1, 1, 0, 8, u64::MAX.to_le_bytes().to_vec()),
         // 8 · 2^61 wraps to 0.
         v1(1 << 61, 1, 0, 8, Vec::new()),
         v1(0, 2, 0, 4, Vec::new()),
     ]);
-    let v0 = [Prim::U(4), Prim::U(2), Prim::U(1 << 63), Prim::S(vec![0; 32])];
+    let v0 = [
+        Prim::U(4),
+        Prim::U(2),
+        Prim::U(1 << 63),
+        Prim::S(vec![0; 32]),
+    ];
     out.push(dump::payload(dump::CMS_MODULE_ID, &v0, ver));
     // Encoding version 2 does not exist.
-    let prims = [Prim::U(1), Prim::U(1), Prim::U(0), Prim::U(4), Prim::S(vec![0; 4])];
+    let prims = [
+        Prim::U(1),
+        Prim::U(1),
+        Prim::U(0),
+        Prim::U(4),
+        Prim::S(vec![0; 4]),
+    ];
     out.push(dump::payload(dump::CMS_MODULE_ID + 2, &prims, ver));
     out
 }
@@ -984,7 +1016,13 @@ fn cms_812_odd_but_valid_values_load() {
         assert_eq!(line(&mut c, "CMS.INITBYDIM g 20 5"), ok());
         let ver = dump::rdb_version(c.cmd(&["DUMP", "g"]).as_bytes());
         let v1 = |w: u64, d: u64, count: u64, size: u64, array: Vec<u8>| {
-            let prims = [Prim::U(w), Prim::U(d), Prim::U(count), Prim::U(size), Prim::S(array)];
+            let prims = [
+                Prim::U(w),
+                Prim::U(d),
+                Prim::U(count),
+                Prim::U(size),
+                Prim::S(array),
+            ];
             dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver)
         };
         line(&mut c, "CMS.INCRBY g a 7");
@@ -993,14 +1031,32 @@ fn cms_812_odd_but_valid_values_load() {
         let bad = dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver);
         assert_eq!(c.cmd(&args!["RESTORE", "bad", "0", &bad]), ok());
         assert_eq!(line(&mut c, "CMS.QUERY bad a"), arr(vec![int(7)]));
-        assert_eq!(line(&mut c, "CMS.INCRBY bad a -7"), arr(vec![err("CMS: INCRBY underflow")]));
-        let full = v1(1, 1, i64::MAX as u64, 8, (i64::MAX as u64).to_le_bytes().to_vec());
+        assert_eq!(
+            line(&mut c, "CMS.INCRBY bad a -7"),
+            arr(vec![err("CMS: INCRBY underflow")])
+        );
+        let full = v1(
+            1,
+            1,
+            i64::MAX as u64,
+            8,
+            (i64::MAX as u64).to_le_bytes().to_vec(),
+        );
         assert_eq!(c.cmd(&args!["RESTORE", "full", "0", &full]), ok());
         assert_eq!(line(&mut c, "CMS.QUERY full a"), arr(vec![int(i64::MAX)]));
-        assert_eq!(line(&mut c, "CMS.INCRBY full a 1"), arr(vec![err("CMS: INCRBY overflow")]));
-        assert_eq!(line(&mut c, "CMS.INCRBY full a -1"), arr(vec![int(i64::MAX - 1)]));
+        assert_eq!(
+            line(&mut c, "CMS.INCRBY full a 1"),
+            arr(vec![err("CMS: INCRBY overflow")])
+        );
+        assert_eq!(
+            line(&mut c, "CMS.INCRBY full a -1"),
+            arr(vec![int(i64::MAX - 1)])
+        );
         for crafted in cms_812_crafted(ver) {
-            assert_eq!(c.cmd(&args!["RESTORE", "victim", "0", &crafted]), err("ERR Bad data format"));
+            assert_eq!(
+                c.cmd(&args!["RESTORE", "victim", "0", &crafted]),
+                err("ERR Bad data format")
+            );
         }
         alive(&mut c);
     }

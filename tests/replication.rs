@@ -13,12 +13,10 @@ use std::time::Instant;
 
 const STREAM_LEN: usize = 2500;
 
-fn start(flavor: Flavor, module: Module, master: Option<u16>) -> Server {
-    start_with(flavor, module, master, &[])
-}
-
 fn start_with(flavor: Flavor, module: Module, master: Option<u16>, args: &[&str]) -> Server {
-    let mut b = args.iter().fold(Server::builder(flavor, module), |b, a| b.arg(a))
+    let mut b = args
+        .iter()
+        .fold(Server::builder(flavor, module), |b, a| b.arg(a))
         .module_arg(MODULE_ARGS[0])
         .module_arg(MODULE_ARGS[1])
         // Replicas sync at once instead of after the default 5 s.

@@ -150,7 +150,9 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> Reply {
     let key = ctx.open_key(name, false);
     let s = sketch(&key)?;
     ctx.reply_array(items.len());
-    s.query_batch(items, |v| ctx.reply_int(i64::try_from(v).unwrap_or(i64::MAX)));
+    s.query_batch(items, |v| {
+        ctx.reply_int(i64::try_from(v).unwrap_or(i64::MAX))
+    });
     Ok(())
 }
 

@@ -20,12 +20,7 @@ const CELL_SIZE: Arg = block(
 
 const CMS_INITBYDIM: &[Arg] = &[KEY, integer(c"width"), integer(c"depth"), CELL_SIZE];
 
-const CMS_INITBYPROB: &[Arg] = &[
-    KEY,
-    double(c"error"),
-    double(c"probability"),
-    CELL_SIZE,
-];
+const CMS_INITBYPROB: &[Arg] = &[KEY, double(c"error"), double(c"probability"), CELL_SIZE];
 
 /// The sources are keys of their own (read-only) key spec.
 const CMS_MERGE: &[Arg] = &[

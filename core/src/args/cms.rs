@@ -217,7 +217,15 @@ mod tests {
             parse_increment(b"-9223372036854775808"),
             Err(reply("CMS: invalid increment"))
         );
-        for bad in ["q", "-0", "+1", "1.5", "9223372036854775808", "-9223372036854775809", ""] {
+        for bad in [
+            "q",
+            "-0",
+            "+1",
+            "1.5",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "",
+        ] {
             assert_eq!(
                 parse_increment(bad.as_bytes()),
                 Err(reply("CMS: Cannot parse number")),
@@ -237,12 +245,33 @@ mod tests {
         }
         let none: [&[u8]; 0] = [];
         assert_eq!(parse_cell_size(&none), Ok(CellSize::Four));
-        for (size, want) in [("1", CellSize::One), ("2", CellSize::Two), ("4", CellSize::Four), ("8", CellSize::Eight)] {
+        for (size, want) in [
+            ("1", CellSize::One),
+            ("2", CellSize::Two),
+            ("4", CellSize::Four),
+            ("8", CellSize::Eight),
+        ] {
             for token in ["CELL_SIZE", "cell_size", "Cell_Size"] {
                 assert_eq!(parse_cell_size(&argv(&format!("{token} {size}"))), Ok(want));
             }
         }
-        for bad in ["0", "3", "5", "6", "7", "9", "16", "-1", "-4", "blah", "", "4.5", "+4", "04", "18446744073709551620"] {
+        for bad in [
+            "0",
+            "3",
+            "5",
+            "6",
+            "7",
+            "9",
+            "16",
+            "-1",
+            "-4",
+            "blah",
+            "",
+            "4.5",
+            "+4",
+            "04",
+            "18446744073709551620",
+        ] {
             assert_eq!(
                 parse_cell_size(&[&b"CELL_SIZE"[..], bad.as_bytes()]),
                 Err(reply("CMS: CELL_SIZE must be 1, 2, 4 or 8")),
@@ -256,7 +285,10 @@ mod tests {
                 "{token:?}"
             );
         }
-        assert_eq!(parse_cell_size(&argv("CELL_SIZE")), Err(ArgError::WrongArity));
+        assert_eq!(
+            parse_cell_size(&argv("CELL_SIZE")),
+            Err(ArgError::WrongArity)
+        );
     }
 
     fn m(line: &str) -> Result<Merge, ArgError> {

@@ -80,7 +80,9 @@ impl CountMinSketch {
             let v = i64::try_from(self.sketch(s).load(x)).ok()?;
             acc = acc.checked_add(v.checked_mul(w)?)?;
         }
-        u64::try_from(acc).ok().filter(|&v| v <= self.cell_size.max())
+        u64::try_from(acc)
+            .ok()
+            .filter(|&v| v <= self.cell_size.max())
     }
 
     /// Σ weight · total: each product of the total and the weight exact in

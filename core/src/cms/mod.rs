@@ -141,7 +141,13 @@ impl CountMinSketch {
     {
         let (up, m) = (inc >= 0, inc.unsigned_abs());
         // Room for `m` above `v` in 0 ..= max, or below it.
-        let fits = |v: u64, max: u64| if up { m <= max.saturating_sub(v) } else { m <= v };
+        let fits = |v: u64, max: u64| {
+            if up {
+                m <= max.saturating_sub(v)
+            } else {
+                m <= v
+            }
+        };
         let max = self.cell_size.max();
         if !fits(self.counter, MAX_TOTAL) || !cells.clone().all(|c| fits(self.load(c), max)) {
             return Err(if up {

@@ -63,6 +63,11 @@ impl CountMinSketch {
     fn cells_in_range(&self) -> bool {
         let max = self.cell_size.max();
         self.cell_size != CellSize::Eight
-            || self.cells.as_chunks::<8>().0.iter().all(|b| u64::from_le_bytes(*b) <= max)
+            || self
+                .cells
+                .as_chunks::<8>()
+                .0
+                .iter()
+                .all(|b| u64::from_le_bytes(*b) <= max)
     }
 }

@@ -41,14 +41,24 @@ impl Model {
     }
 
     fn increment(&mut self, item: &[u8], inc: i64) -> Incremented {
-        let rejected = if inc > 0 { Rejected::Overflow } else { Rejected::Underflow };
+        let rejected = if inc > 0 {
+            Rejected::Overflow
+        } else {
+            Rejected::Underflow
+        };
         let total = i128::from(self.total) + i128::from(inc);
         if !(0..=i128::from(i64::MAX)).contains(&total) {
             return Err(rejected);
         }
         let rows: Vec<usize> = (0..self.depth).map(|r| self.index(item, r)).collect();
-        let new: Vec<i128> = rows.iter().map(|&i| i128::from(self.cells[i]) + i128::from(inc)).collect();
-        if new.iter().any(|&v| !(0..=i128::from(self.size.max())).contains(&v)) {
+        let new: Vec<i128> = rows
+            .iter()
+            .map(|&i| i128::from(self.cells[i]) + i128::from(inc))
+            .collect();
+        if new
+            .iter()
+            .any(|&v| !(0..=i128::from(self.size.max())).contains(&v))
+        {
             return Err(rejected);
         }
         for (&i, &v) in rows.iter().zip(&new) {
@@ -66,7 +76,9 @@ impl Model {
     }
 
     fn cells_of(s: &CountMinSketch) -> Vec<u64> {
-        (0..s.cells.len() / s.cell_size.bytes()).map(|i| s.load(i)).collect()
+        (0..s.cells.len() / s.cell_size.bytes())
+            .map(|i| s.load(i))
+            .collect()
     }
 
     fn matches(&self, s: &CountMinSketch) -> bool {
@@ -78,7 +90,12 @@ impl Model {
     }
 }
 
-const SIZES: [CellSize; 4] = [CellSize::One, CellSize::Two, CellSize::Four, CellSize::Eight];
+const SIZES: [CellSize; 4] = [
+    CellSize::One,
+    CellSize::Two,
+    CellSize::Four,
+    CellSize::Eight,
+];
 
 fn sizes() -> impl Strategy<Value = CellSize> {
     prop::sample::select(SIZES.to_vec())
@@ -205,7 +222,10 @@ fn creation_checks() {
     for (w, d) in [(1 << 62, 2), (0, 2), (2, 0), (1 << 63, 1)] {
         assert_eq!(check_dims(w, d), Err(CreateError::Invalid), "{w}x{d}");
         for cs in SIZES {
-            assert_eq!(CountMinSketch::new(w, d, cs).unwrap_err(), CreateError::Invalid);
+            assert_eq!(
+                CountMinSketch::new(w, d, cs).unwrap_err(),
+                CreateError::Invalid
+            );
         }
     }
     for (w, d) in [(i64::MAX as u64, 1), (1 << 31, 1 << 31), (1 << 40, 1 << 10)] {
@@ -221,7 +241,10 @@ fn creation_checks() {
     assert_eq!(byte_len(1 << 61, 1, CellSize::Eight), None);
     for cs in SIZES {
         let s = CountMinSketch::new(20, 5, cs).unwrap();
-        assert_eq!((s.width(), s.depth(), s.count(), s.cell_size()), (20, 5, 0, cs));
+        assert_eq!(
+            (s.width(), s.depth(), s.count(), s.cell_size()),
+            (20, 5, 0, cs)
+        );
         // §4.4 of the 8.12 spec: 40 + cs · w · d.
         assert_eq!(s.size_bytes(), 40 + 100 * cs.bytes() as u64);
     }
@@ -316,12 +339,18 @@ fn vector_812_increments() {
     assert_eq!(saved(&s), before);
     // Zero never fails and answers the estimate.
     assert_eq!(incr(&mut s, &[("a", 0), ("zz", 0)]), [Ok(10), Ok(0)]);
-    assert_eq!(incr(&mut s, &[("a", -100), ("b", 3), ("a", -4)]), [UNDER, Ok(3), Ok(6)]);
+    assert_eq!(
+        incr(&mut s, &[("a", -100), ("b", 3), ("a", -4)]),
+        [UNDER, Ok(3), Ok(6)]
+    );
     assert_eq!((s.query(b"a"), s.query(b"b"), s.count()), (6, 3, 9));
     // The total's headroom: a full 8-byte cell leaves none for anyone.
     let mut s = CountMinSketch::new(100, 1, CellSize::Eight).unwrap();
     s.increment(b"a", i64::MAX).unwrap();
-    let other = (0..).map(|i| format!("o{i}")).find(|o| s.query(o.as_bytes()) == 0).unwrap();
+    let other = (0..)
+        .map(|i| format!("o{i}"))
+        .find(|o| s.query(o.as_bytes()) == 0)
+        .unwrap();
     assert_eq!(s.increment(other.as_bytes(), 1), OVER);
     assert_eq!((s.query(other.as_bytes()), s.count()), (0, i64::MAX));
     // 4×2, 1-byte cells (computed vectors).
@@ -375,12 +404,18 @@ fn rejection_undoes_every_row() {
 #[test]
 fn vector_old_overflow_inputs() {
     let mut s = new(20, 5);
-    assert_eq!(incr(&mut s, &[("x", 5), ("y", 0), ("x", 2)]), [Ok(5), Ok(0), Ok(7)]);
+    assert_eq!(
+        incr(&mut s, &[("x", 5), ("y", 0), ("x", 2)]),
+        [Ok(5), Ok(0), Ok(7)]
+    );
     assert_eq!(s.increment(b"big", 4294967295), Ok(4294967295));
     assert_eq!(s.increment(b"big2", 4294967294), Ok(4294967294));
     assert_eq!(s.increment(b"big3", 4294967296), OVER);
     assert_eq!(s.increment(b"big4", i64::MAX), OVER);
-    let q: Vec<u64> = ["big", "big2", "big3", "big4"].iter().map(|i| s.query(i.as_bytes())).collect();
+    let q: Vec<u64> = ["big", "big2", "big3", "big4"]
+        .iter()
+        .map(|i| s.query(i.as_bytes()))
+        .collect();
     assert_eq!(q, [4294967295, 4294967294, 0, 0]);
     assert_eq!(s.count(), 7 + 4294967295 + 4294967294);
 }
@@ -414,8 +449,14 @@ fn vector_812_rdb_layouts() {
         "00000300000001000000010003000000",
         "0000000003000000000000000100000000000000010000000300000000000000",
         concat!(
-            "0000000000000000", "0300000000000000", "0000000000000000", "0100000000000000",
-            "0000000000000000", "0100000000000000", "0300000000000000", "0000000000000000",
+            "0000000000000000",
+            "0300000000000000",
+            "0000000000000000",
+            "0100000000000000",
+            "0000000000000000",
+            "0100000000000000",
+            "0300000000000000",
+            "0000000000000000",
         ),
     ];
     for (cs, array) in SIZES.into_iter().zip(arrays) {
@@ -493,9 +534,11 @@ fn vector_812_merges() {
     let a = sized_with(20, 5, CellSize::Two, &[("x", 10)]);
     let b = sized_with(20, 5, CellSize::Two, &[("x", 7)]);
     let mut d = CountMinSketch::new(20, 5, CellSize::Two).unwrap();
-    d.merge(&[(Source::Other(&a), 1), (Source::Other(&b), 1)]).unwrap();
+    d.merge(&[(Source::Other(&a), 1), (Source::Other(&b), 1)])
+        .unwrap();
     assert_eq!((d.query(b"x"), d.count()), (17, 17));
-    d.merge(&[(Source::Other(&a), 1000), (Source::Other(&b), 1)]).unwrap();
+    d.merge(&[(Source::Other(&a), 1000), (Source::Other(&b), 1)])
+        .unwrap();
     assert_eq!(d.query(b"x"), 10007);
     let before = saved(&d);
     assert_eq!(
@@ -505,19 +548,33 @@ fn vector_812_merges() {
     assert_eq!(saved(&d), before);
     let four = sized_with(20, 5, CellSize::Four, &[("x", 1)]);
     assert_eq!(d.mergeable(&four), Err(MergeError::CellSize));
-    assert_eq!(d.merge(&[(Source::Other(&four), 1)]), Err(MergeError::CellSize));
+    assert_eq!(
+        d.merge(&[(Source::Other(&four), 1)]),
+        Err(MergeError::CellSize)
+    );
     let narrow = CountMinSketch::new(10, 5, CellSize::Four).unwrap();
-    assert_eq!(d.mergeable(&narrow), Err(MergeError::Shape), "dimensions first");
+    assert_eq!(
+        d.mergeable(&narrow),
+        Err(MergeError::Shape),
+        "dimensions first"
+    );
     // 8-byte cells: the sum must stay within 2^63 − 1.
     let big = sized_with(1, 1, CellSize::Eight, &[("x", i64::MAX - 1)]);
     let one = sized_with(1, 1, CellSize::Eight, &[("x", 1)]);
     let mut d = CountMinSketch::new(1, 1, CellSize::Eight).unwrap();
-    d.merge(&[(Source::Other(&big), 1), (Source::Other(&one), 1)]).unwrap();
+    d.merge(&[(Source::Other(&big), 1), (Source::Other(&one), 1)])
+        .unwrap();
     assert_eq!((d.query(b"x"), d.count()), (i64::MAX as u64, i64::MAX));
-    assert_eq!(d.merge(&[(Source::Destination, 1), (Source::Other(&one), 1)]), Err(MergeError::Overflow));
+    assert_eq!(
+        d.merge(&[(Source::Destination, 1), (Source::Other(&one), 1)]),
+        Err(MergeError::Overflow)
+    );
     // Existing 4-byte vectors keep their results.
     let mut x = sketch_with(2, 1, &[("x", 4_000_000_000)]);
-    assert_eq!(x.merge(&[(Source::Destination, 1), (Source::Destination, 1)]), Err(MergeError::Overflow));
+    assert_eq!(
+        x.merge(&[(Source::Destination, 1), (Source::Destination, 1)]),
+        Err(MergeError::Overflow)
+    );
 }
 
 #[test]
@@ -534,12 +591,18 @@ fn merge_total_rules() {
     );
     // The RedisBloom test vector: huge opposite weights that cancel out.
     let mut e = new(2, 1);
-    e.merge(&[(Source::Other(&one), -922337203685477500), (Source::Other(&one), 922337203685477502)])
-        .unwrap();
+    e.merge(&[
+        (Source::Other(&one), -922337203685477500),
+        (Source::Other(&one), 922337203685477502),
+    ])
+    .unwrap();
     assert_eq!((e.query(b"x"), e.count()), (6, 6));
     // A negative total fails.
     let mut f = new(2, 1);
-    assert_eq!(f.merge(&[(Source::Other(&one), -1)]), Err(MergeError::Overflow));
+    assert_eq!(
+        f.merge(&[(Source::Other(&one), -1)]),
+        Err(MergeError::Overflow)
+    );
 }
 
 #[test]
@@ -552,7 +615,10 @@ fn rdb_validation() {
     };
     assert!(load(&good).is_ok());
     for encver in [-1, 2, 3] {
-        assert_eq!(load_as(&good, encver).unwrap_err(), LoadError::UnsupportedVersion);
+        assert_eq!(
+            load_as(&good, encver).unwrap_err(),
+            LoadError::UnsupportedVersion
+        );
     }
     for bad in [
         with(0, Primitive::Unsigned(0)),
@@ -589,7 +655,11 @@ fn rdb_validation() {
         assert_eq!(load(&bad).unwrap_err(), LoadError::Invalid, "{bad:?}");
     }
     for n in 0..good.len() {
-        assert_eq!(load(&good[..n]).unwrap_err(), LoadError::Read, "{n} primitives");
+        assert_eq!(
+            load(&good[..n]).unwrap_err(),
+            LoadError::Read,
+            "{n} primitives"
+        );
     }
     // The total is not compared with the cells.
     assert!(load(&with(2, Primitive::Unsigned(i64::MAX as u64))).is_ok());
@@ -617,17 +687,26 @@ fn encver_0_loads_as_four_byte_cells() {
     let prims = saved_as(&old, LEGACY_ENCODING_VERSION);
     assert_eq!(prims.len(), 4);
     let mut s = load_as(&prims, LEGACY_ENCODING_VERSION).unwrap();
-    assert_eq!((s.cell_size(), s.count(), s.query(b"a"), s.query(b"b")), (CellSize::Four, 10, 7, 3));
+    assert_eq!(
+        (s.cell_size(), s.count(), s.query(b"a"), s.query(b"b")),
+        (CellSize::Four, 10, 7, 3)
+    );
     assert_eq!(s.increment(b"a", -2), Ok(5));
     old.increment(b"a", -2).unwrap();
     assert_eq!(s, old);
     // Encoding 0 refuses a total beyond 2^63 − 1 (8.4 could write one).
     let mut wrapped = prims.clone();
     wrapped[2] = Primitive::Unsigned(1 << 63);
-    assert_eq!(load_as(&wrapped, LEGACY_ENCODING_VERSION).unwrap_err(), LoadError::Invalid);
+    assert_eq!(
+        load_as(&wrapped, LEGACY_ENCODING_VERSION).unwrap_err(),
+        LoadError::Invalid
+    );
     // An encoding-1 value read as encoding 0 misreads the cell size as the
     // string: a read error, never a value.
-    assert_eq!(load_as(&saved(&s), LEGACY_ENCODING_VERSION).unwrap_err(), LoadError::Read);
+    assert_eq!(
+        load_as(&saved(&s), LEGACY_ENCODING_VERSION).unwrap_err(),
+        LoadError::Read
+    );
 }
 
 #[test]
@@ -654,7 +733,15 @@ fn increment_strategy() -> impl Strategy<Value = i64> {
         -300i64..300,
         (0u32..70000).prop_map(i64::from),
         any::<i64>().prop_filter("not -2^63", |&v| v != i64::MIN),
-        prop::sample::select(vec![255, -255, 65535, 4294967295, -4294967295, i64::MAX, -i64::MAX]),
+        prop::sample::select(vec![
+            255,
+            -255,
+            65535,
+            4294967295,
+            -4294967295,
+            i64::MAX,
+            -i64::MAX
+        ]),
     ]
 }
 
