@@ -163,10 +163,15 @@ fn register_huge_pages(ctx: *mut RedisModuleCtx) -> Result<(), String> {
         None,
         std::ptr::null_mut(),
     ));
+    registered(status, "huge-pages")
+}
+
+/// The outcome of a config registration.
+fn registered(status: c_int, name: &str) -> Result<(), String> {
     if status == raw::REDISMODULE_OK as c_int {
         Ok(())
     } else {
-        Err("could not register config huge-pages".into())
+        Err(format!("could not register config {name}"))
     }
 }
 
@@ -209,11 +214,7 @@ fn register_cms_rdb_encoding(ctx: *mut RedisModuleCtx) -> Result<(), String> {
         None,
         std::ptr::null_mut(),
     ));
-    if status == raw::REDISMODULE_OK as c_int {
-        Ok(())
-    } else {
-        Err("could not register config cms-rdb-encoding".into())
-    }
+    registered(status, "cms-rdb-encoding")
 }
 
 unsafe extern "C" fn get_cms_rdb_encoding(_name: *const c_char, _privdata: *mut c_void) -> i64 {

@@ -571,6 +571,10 @@ fn dump_vectors_812() {
         let mut c = s.conn();
         // Module id (encoding 1), width 4, depth 2, total 4, cell size,
         // the string (length as RDB encodes it), the cells, module EOF.
+        let eight: String = [0u64, 3, 0, 1, 0, 1, 3, 0]
+            .iter()
+            .map(|c| hex(&c.to_le_bytes()))
+            .collect();
         let rows = [
             (1, "08", "0003000100010300"),
             (2, "10", "00000300000001000000010003000000"),
@@ -579,20 +583,7 @@ fn dump_vectors_812() {
                 "20",
                 "00000000030000000000000001000000000000000100000003000000 00000000",
             ),
-            (
-                8,
-                "4040",
-                concat!(
-                    "0000000000000000",
-                    "0300000000000000",
-                    "0000000000000000",
-                    "0100000000000000",
-                    "0000000000000000",
-                    "0100000000000000",
-                    "0300000000000000",
-                    "0000000000000000",
-                ),
-            ),
+            (8, "4040", eight.as_str()),
         ];
         for (cs, len, cells) in rows {
             let rest = format!("02{cs:02x}05{len}{}00", cells.replace(' ', ""));

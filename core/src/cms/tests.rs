@@ -444,20 +444,16 @@ fn vector_rdb_layout() {
 /// `CMS.INCRBY c foo 3 bar 1`, encoding 1.
 #[test]
 fn vector_812_rdb_layouts() {
+    let eight: String = [0u64, 3, 0, 1, 0, 1, 3, 0]
+        .iter()
+        .flat_map(|c| c.to_le_bytes())
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let arrays = [
         "0003000100010300",
         "00000300000001000000010003000000",
         "0000000003000000000000000100000000000000010000000300000000000000",
-        concat!(
-            "0000000000000000",
-            "0300000000000000",
-            "0000000000000000",
-            "0100000000000000",
-            "0000000000000000",
-            "0100000000000000",
-            "0300000000000000",
-            "0000000000000000",
-        ),
+        &eight,
     ];
     for (cs, array) in SIZES.into_iter().zip(arrays) {
         let mut s = CountMinSketch::new(4, 2, cs).unwrap();
