@@ -5,7 +5,7 @@ CARGO ?= cargo
 MODULE := target/release/librsbloom.so
 export RSBLOOM_MODULE ?= $(CURDIR)/$(MODULE)
 
-.PHONY: all build run test test-long fuzz fuzz-ci fuzz-build bench deps clean docker docker-stop
+.PHONY: all build run test test-long fuzz fuzz-ci fuzz-build bench deps clean docker docker-stop copy
 
 all: build
 
@@ -16,6 +16,12 @@ build:
 ## Start a foreground redis-server on 127.0.0.1:6379 with the module loaded.
 run: build
 	redis-server redis.conf.example
+
+## Copy the module's keys between two servers (docs/copy.md):
+## `make copy FROM=redis://host:6379 TO=redis://host:6380 [COPY_ARGS="--match 'bf:*' --dry-run"]`.
+copy:
+	$(CARGO) build --release -p rsbloom-copy
+	target/release/rsbloom-copy --from "$(FROM)" --to "$(TO)" $(COPY_ARGS)
 
 ## Unit, property and integration tests on Redis 7.0 and 8.x, Valkey 8.0 and
 ## 9.x (README "Server matrix"), with the reference RedisBloom as

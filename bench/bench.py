@@ -11,7 +11,12 @@ Load: `redis-benchmark` with pipelining and `__rand_int__` items for the
 throughput workloads; deterministic items (this script, pipelined) to fill
 filters whose content must be identical on both sides.
 
-Usage: bench/bench.py [--rounds N] [--quick] [--only NAME,...]
+Usage: bench/bench.py [--rounds N] [--quick] [--only NAME,...] [--no-big]
+                      [--save TABLE.md] [--chart CHART.svg]
+       bench/bench.py --from TABLE.md --chart CHART.svg
+--save writes the results table it prints; --chart draws the ratio column as
+a bar chart (SVG); --from reads a table instead of running (a file --save
+wrote, or a document quoting one, e.g. docs/performance.md).
 Environment: RSBLOOM_MODULE (default target/release/librsbloom.so),
 REDISBLOOM_MODULE (default: the redis-stack wheel in .venv), REDIS_SERVER,
 REDIS_BENCHMARK, BENCH_SERVER_CPU / BENCH_CLIENT_CPU (taskset pinning,
@@ -21,6 +26,7 @@ default 1 / 0 on a machine with ≥ 2 CPUs; "" disables).
 import argparse
 import glob
 import os
+import shlex
 import shutil
 import socket
 import statistics
@@ -657,8 +663,21 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer requests per run (smoke test)")
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
     ap.add_argument("--no-big", action="store_true", help="skip the 1 GiB persistence workloads")
+    ap.add_argument("--save", help="also write the results table to this file")
+    ap.add_argument("--chart", help="write the ratio column as an SVG bar chart to this file")
+    ap.add_argument("--from", dest="source", help="read a results table instead of running")
     args = ap.parse_args()
+    if args.source:
+        rows = read_table(args.source)
+        source = "bench/bench.py --from %s" % os.path.relpath(args.source, ROOT)
+    else:
+        rows, source = run(args), "bench/bench.py " + shlex.join(sys.argv[1:])
+    if args.chart:
+        write_chart(rows, args.chart, source)
 
+
+def run(args):
+    """Runs the workloads, prints the table (and saves it), returns its rows."""
     rs_mod = os.environ.get("RSBLOOM_MODULE", os.path.join(ROOT, "target/release/librsbloom.so"))
     ref_mod = find_reference()
     for m in (rs_mod, ref_mod):
@@ -730,20 +749,85 @@ def main():
             fmt_val(w, statistics.median(b)),
             "%.2f×" % statistics.median(ratios),
         ) + cost_columns(w, rs, ref))
+    rows = [row + ("",) * (10 - len(row)) for row in rows]
+    text = "\n".join([
+        "%d rounds, %.0f s; medians; ratio = median of per-round rsbloom/RedisBloom "
+        "(speed; for times reference/rsbloom), > 1 = rsbloom faster; CPU ratio = "
+        "reference/rsbloom server CPU time per request, > 1 = rsbloom cheaper; "
+        "command µs = time executing the command (INFO commandstats usec_per_call), "
+        "without reading, parsing and writing"
+        % (args.rounds, time.time() - t_start),
+        "",
+        TABLE_HEADER,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ] + ["| " + " | ".join(row) + " |" for row in rows])
     print()
-    print("%d rounds, %.0f s; medians; ratio = median of per-round rsbloom/RedisBloom "
-          "(speed; for times reference/rsbloom), > 1 = rsbloom faster; CPU ratio = "
-          "reference/rsbloom server CPU time per request, > 1 = rsbloom cheaper; "
-          "command µs = time executing the command (INFO commandstats usec_per_call), "
-          "without reading, parsing and writing"
-          % (args.rounds, time.time() - t_start))
-    print()
-    print("| workload | rsbloom | RedisBloom 2.8.2 | ratio | server CPU µs/request rsbloom | RedisBloom "
-          "| CPU ratio | command µs rsbloom | RedisBloom | command ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for row in rows:
-        row = row + ("",) * (10 - len(row))
-        print("| " + " | ".join(row) + " |")
+    print(text)
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as f:
+            f.write("`bench/bench.py %s`, %s\n\n%s\n"
+                    % (shlex.join(sys.argv[1:]), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), text))
+    return rows
+
+
+TABLE_HEADER = ("| workload | rsbloom | RedisBloom 2.8.2 | ratio | server CPU µs/request rsbloom "
+                "| RedisBloom | CPU ratio | command µs rsbloom | RedisBloom | command ratio |")
+
+
+def read_table(path):
+    """The rows of the first results table in `path`."""
+    rows, inside = [], False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line == TABLE_HEADER:
+                inside = True
+            elif inside and not line.startswith("|"):
+                break
+            elif inside and not line.startswith("|---"):
+                rows.append(tuple(cell.strip() for cell in line.strip("|").split("|")))
+    if not rows:
+        sys.exit("%s: no results table (a line equal to the header bench.py prints)" % path)
+    return rows
+
+
+# Bar colours per family, by the workload name's first word.
+FAMILY_COLOURS = (("BF.", "#4e79a7"), ("CF.", "#f28e2b"), ("CMS.", "#59a14f"),
+                  ("TOPK.", "#e15759"), ("TDIGEST.", "#b07aa1"), ("", "#9c9c9c"))
+
+
+def write_chart(rows, path, source):
+    """Draws the speed ratio of every timed workload as a horizontal bar,
+    with the line 1.0× (as fast as RedisBloom) marked."""
+    bars = [(name.rsplit(" (", 1)[0], float(ratio.rstrip("×")))
+            for name, _, _, ratio, *_ in rows
+            if ratio.endswith("×") and not name.startswith("memory")]
+    label_w, bar_w, row_h, top = 430, 380, 20, 62
+    scale = bar_w / max(2.5, max(r for _, r in bars) * 1.1)
+    height = top + row_h * len(bars) + 40
+    esc = lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="sans-serif" font-size="12">' % (label_w + bar_w + 60, height),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="10" y="22" font-size="15" font-weight="bold">rsbloom against RedisBloom '
+           '2.8.2: speed ratio, &gt; 1× = rsbloom faster</text>',
+           '<text x="10" y="42" fill="#555">median of per-round ratios, same redis-server; '
+           'made by %s</text>' % esc(source)]
+    one = label_w + scale
+    out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#555" stroke-dasharray="4 3"/>'
+               % (one, top - 4, one, top + row_h * len(bars)))
+    out.append('<text x="%.1f" y="%d" text-anchor="middle" fill="#555">1.0× = RedisBloom</text>'
+               % (one, top + row_h * len(bars) + 16))
+    for i, (name, ratio) in enumerate(bars):
+        y = top + i * row_h
+        colour = next(c for prefix, c in FAMILY_COLOURS if name.startswith(prefix))
+        out.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (label_w - 8, y + 14, esc(name)))
+        out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>'
+                   % (label_w, y + 3, ratio * scale, row_h - 6, colour))
+        out.append('<text x="%.1f" y="%d">%.2f×</text>' % (label_w + max(ratio, 1) * scale + 4, y + 14, ratio))
+    out.append("</svg>")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
 
 
 if __name__ == "__main__":

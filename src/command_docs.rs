@@ -25,7 +25,6 @@ use redis_module::raw::{
 };
 
 use crate::ffi::context::log;
-use crate::module::FAMILIES;
 
 // ---------------------------------------------------------------------------
 // Rust-side description
@@ -192,6 +191,11 @@ impl Doc {
 }
 
 impl Doc {
+    #[cfg(test)]
+    pub fn name(&self) -> &'static CStr {
+        self.name
+    }
+
     /// Adds the key spec of the keys after the first.
     pub const fn with_keynum(mut self, spec: KeynumSpec) -> Doc {
         self.keynum = Some(spec);
@@ -371,8 +375,11 @@ impl Doc {
 /// command is registered. Nothing here is fatal: a command whose info cannot
 /// be set, or every command on a server without the command-info API, keeps
 /// its legacy metadata (arity -1, key range 1/1/1) and the log says so.
-pub fn apply(ctx: *mut RedisModuleCtx) -> Result<(), String> {
-    for doc in FAMILIES.iter().flat_map(|f| f.docs) {
+pub fn apply<'a>(
+    ctx: *mut RedisModuleCtx,
+    docs: impl IntoIterator<Item = &'a Doc>,
+) -> Result<(), String> {
+    for doc in docs {
         let Some(cmd) = optional!(RedisModule_GetCommand(ctx, doc.name.as_ptr())) else {
             return unsupported(ctx);
         };
@@ -413,50 +420,21 @@ fn unsupported(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     Ok(())
 }
 
+/// The C arrays of `d`'s command info end with their terminators.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each family documents only its own registered commands, each once.
-    #[test]
-    fn docs_name_registered_commands_once() {
-        for family in FAMILIES {
-            let mut names: Vec<String> = family
-                .docs
-                .iter()
-                .map(|d| d.name.to_str().unwrap().to_lowercase())
-                .collect();
-            let count = names.len();
-            names.sort_unstable();
-            names.dedup();
-            assert_eq!(names.len(), count, "{:?}: duplicate docs", family.name);
-            for name in &names {
-                assert!(
-                    family.commands.iter().any(|c| c.name.to_str() == Ok(name)),
-                    "{name} is documented but not a command of {:?}",
-                    family.name
-                );
-            }
+pub fn assert_c_arrays_terminated(d: &Doc) {
+    let info = d.c_info();
+    let mut n = 0;
+    // SAFETY: arrays built by c_args, terminated by ARG_END.
+    unsafe {
+        while !(*info.args.add(n)).name.is_null() {
+            n += 1;
         }
+        let end = 1 + usize::from(d.keynum.is_some());
+        assert_eq!(
+            (*info.key_specs.add(end)).begin_search_type,
+            raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INVALID
+        );
     }
-
-    #[test]
-    fn c_arrays_are_terminated() {
-        for d in FAMILIES.iter().flat_map(|f| f.docs) {
-            let info = d.c_info();
-            let mut n = 0;
-            // SAFETY: arrays built by c_args, terminated by ARG_END.
-            unsafe {
-                while !(*info.args.add(n)).name.is_null() {
-                    n += 1;
-                }
-                let end = 1 + usize::from(d.keynum.is_some());
-                assert_eq!(
-                    (*info.key_specs.add(end)).begin_search_type,
-                    raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INVALID
-                );
-            }
-            assert_eq!(n, d.args.len());
-        }
-    }
+    assert_eq!(n, d.args.len());
 }

@@ -1,5 +1,5 @@
 //! A family of commands (`BF.*`, `CF.*`, ...): what the module registers for
-//! it. Each family module exports one [`Family`]; `module::FAMILIES` lists
+//! it. Each family module exports one [`Family`]; `registry::FAMILIES` lists
 //! them in registration order, and everything module-wide (data types, ACL
 //! categories, commands, command docs, the INFO section) iterates that list.
 

@@ -8,7 +8,7 @@ use redis_module::raw::{RedisModuleCtx, RedisModuleInfoCtx};
 
 use crate::ffi::command::CommandSpec;
 use crate::ffi::stats::TypeStats;
-use crate::module::FAMILIES;
+use crate::registry::{FAMILIES, MODULE_VERSION};
 
 fn text(s: &str) -> CString {
     CString::new(s).unwrap_or_default()
@@ -56,11 +56,7 @@ unsafe extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int
     crate::ffi::barrier::guarded("info", (), || {
         section(ctx, "stats");
         field_str(ctx, "version", env!("CARGO_PKG_VERSION"));
-        field_i64(
-            ctx,
-            "compat_version",
-            i64::from(crate::module::MODULE_VERSION),
-        );
+        field_i64(ctx, "compat_version", i64::from(MODULE_VERSION));
         for family in FAMILIES {
             type_fields(ctx, &family.name.to_string_lossy(), (family.stats)());
         }

@@ -1,30 +1,17 @@
-//! Module entry point: identity, capability detection, registration.
+//! Module entry point: capability detection, then registration of what
+//! `registry` lists.
 
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
-use crate::family::Family;
+use crate::config;
 use crate::ffi::command::register;
 use crate::ffi::context::log;
 use crate::ffi::slot_migration::{self, Interface as SlotMigration};
 use crate::ffi::{api, RStr};
-use crate::{bloom, cms, config, cuckoo, tdigest, topk};
-
-/// Every family, in RedisBloom's registration order.
-pub static FAMILIES: &[&Family] = &[
-    &bloom::FAMILY,
-    &cuckoo::FAMILY,
-    &cms::FAMILY,
-    &topk::FAMILY,
-    &tdigest::FAMILY,
-];
-
-/// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
-/// clients compare this number); rsbloom's own version goes to the log.
-pub const MODULE_VERSION: c_int = 81181;
-const COMPAT_RELEASE: &str = "8.11.81";
+use crate::registry::{COMPAT_RELEASE, FAMILIES, MODULE_VERSION};
 
 /// Entry point called by the server on `MODULE LOAD` / `loadmodule`.
 ///
@@ -131,7 +118,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
     }
     register_extra(ctx, caps.acl_categories)?;
     crate::ffi::events::on_fork(ctx, FAMILIES.iter().filter_map(|f| f.on_fork).collect())?;
-    crate::command_docs::apply(ctx)?;
+    crate::command_docs::apply(ctx, FAMILIES.iter().flat_map(|f| f.docs))?;
     crate::info::register(ctx)?;
     if !unprefixed {
         log(

@@ -1,8 +1,9 @@
-//! The client examples users copy (examples/, README "Client examples") run
-//! against rsbloom on every server flavor, so they cannot rot: redis-cli
-//! (its transcript must equal examples/redis-cli.out), redis-py, node-redis
-//! with @redis/bloom, and redis-rs. Each of the last three asserts its own
-//! replies and ends with "<client> example: ok".
+//! The client examples users copy (examples/, README "Client examples"; each
+//! uses all five families) run against rsbloom on every server flavor, so
+//! they cannot rot: redis-cli (its transcript must equal
+//! examples/redis-cli.out), redis-py, node-redis with @redis/bloom, and
+//! redis-rs. Each of the last three asserts its own replies and ends with
+//! "<client> example: ok".
 //!
 //! Needs what `make test` provides: `.venv` with redis-py, `npm ci` in
 //! examples/node (scripts/ensure-deps.sh), and the redis_rs example binary

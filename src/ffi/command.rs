@@ -11,31 +11,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
-use super::context::{Ctx, ReplyError};
+use super::context::{Ctx, RStr, ReplyError};
 use super::stats::CommandStats;
-
-/// A command argument: a borrowed server string, read without copying.
-#[repr(transparent)]
-pub struct RStr(*mut RedisModuleString);
-
-impl RStr {
-    pub fn as_ptr(&self) -> *mut RedisModuleString {
-        self.0
-    }
-}
-
-impl AsRef<[u8]> for RStr {
-    fn as_ref(&self) -> &[u8] {
-        let mut len = 0usize;
-        let ptr = rm!(RedisModule_StringPtrLen(self.0, &mut len));
-        if ptr.is_null() {
-            return &[];
-        }
-        // SAFETY: the server guarantees `len` readable bytes at `ptr` for as
-        // long as the argument lives, which outlives the handler call.
-        unsafe { std::slice::from_raw_parts(ptr.cast(), len) }
-    }
-}
 
 pub type Handler = fn(&Ctx, &[RStr]) -> Result<(), ReplyError>;
 
@@ -157,12 +134,5 @@ fn set_acl_category(ctx: *mut RedisModuleCtx, spec: &CommandSpec) -> Result<(), 
     match status {
         Some(s) if s == raw::REDISMODULE_OK as c_int => Ok(()),
         _ => Err(format!("could not set ACL category of {:?}", spec.name)),
-    }
-}
-
-impl RStr {
-    /// Wraps a server string owned by the caller for the duration of a callback.
-    pub fn from_ptr(ptr: *mut RedisModuleString) -> Self {
-        RStr(ptr)
     }
 }

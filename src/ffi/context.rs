@@ -1,11 +1,14 @@
-//! Safe wrapper over the command context: replies, keys, replication, logging.
+//! Safe wrapper over the command context: arguments, replies, keys,
+//! replication, logging.
 
 use std::ffi::{c_int, c_long, c_void, CStr, CString};
 use std::marker::PhantomData;
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleType};
 
-use super::command::RStr;
+use super::barrier::guarded;
+use super::log::c_text;
+pub use super::log::log;
 use super::stats::TypeStats;
 
 /// Why a command failed; the trampoline turns it into the error reply.
@@ -30,11 +33,32 @@ impl From<rsbloom_core::args::ArgError> for ReplyError {
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-/// Copies `s` into a NUL-terminated buffer for the C API (texts here are
-/// short; interior NULs cannot occur in our own messages but are dropped
-/// rather than trusted).
-fn c_text(s: &str) -> CString {
-    CString::new(s.replace('\0', "")).unwrap_or_default()
+/// A command argument: a borrowed server string, read without copying.
+#[repr(transparent)]
+pub struct RStr(*mut raw::RedisModuleString);
+
+impl RStr {
+    pub fn as_ptr(&self) -> *mut raw::RedisModuleString {
+        self.0
+    }
+
+    /// Wraps a server string owned by the caller for the duration of a callback.
+    pub fn from_ptr(ptr: *mut raw::RedisModuleString) -> Self {
+        RStr(ptr)
+    }
+}
+
+impl AsRef<[u8]> for RStr {
+    fn as_ref(&self) -> &[u8] {
+        let mut len = 0usize;
+        let ptr = rm!(RedisModule_StringPtrLen(self.0, &mut len));
+        if ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: the server guarantees `len` readable bytes at `ptr` for as
+        // long as the argument lives, which outlives the handler call.
+        unsafe { std::slice::from_raw_parts(ptr.cast(), len) }
+    }
 }
 
 pub struct Ctx {
@@ -303,7 +327,7 @@ unsafe extern "C" fn scanned<T: ModuleValue>(
     key: *mut RedisModuleKey,
     data: *mut c_void,
 ) {
-    super::barrier::guarded("scan", (), || {
+    guarded("scan", (), || {
         if key.is_null()
             || rm!(RedisModule_KeyType(key)) != raw::REDISMODULE_KEYTYPE_MODULE as c_int
             || rm!(RedisModule_ModuleTypeGetType(key)) != T::handle()
@@ -352,18 +376,6 @@ impl Drop for OwnedString {
             rm!(RedisModule_FreeString(self.ctx, self.ptr));
         }
     }
-}
-
-/// Logs at `level` ("notice", "warning", ...) from any context, even null.
-pub fn log(ctx: *mut RedisModuleCtx, level: &str, msg: &str) {
-    let level = c_text(level);
-    let msg = c_text(msg);
-    rm!(RedisModule_Log(
-        ctx,
-        level.as_ptr(),
-        c"%s".as_ptr(),
-        msg.as_ptr()
-    ));
 }
 
 /// A value type the module registers; `handle()` is the registered type.

@@ -12,8 +12,8 @@ pub mod context;
 pub mod datatype;
 pub mod events;
 pub mod io;
+pub mod log;
 pub mod slot_migration;
 pub mod stats;
 
-pub use command::RStr;
-pub use context::{Ctx, Key, Lookup, ReplyError, Value};
+pub use context::{Ctx, Key, Lookup, RStr, ReplyError, Value};

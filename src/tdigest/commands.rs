@@ -17,7 +17,7 @@ use rsbloom_core::args::tdigest::{
 use rsbloom_core::args::ArgError;
 use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest};
 
-use super::forks;
+use super::forks::{self, replicate_compressions};
 use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
 
 type CmdResult = Result<(), ReplyError>;
@@ -33,15 +33,6 @@ fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut TDigest, ReplyError> {
         Lookup::Found(td) => Ok(td),
         Lookup::WrongType => Err(ReplyError::WrongType),
         Lookup::Missing => Err(ReplyError::Text(KEY_MISSING)),
-    }
-}
-
-/// Replicates `n` compressions of `key`: `TDIGEST.CDF key 0 ... 0` with
-/// `n` values compresses `n` times in rsbloom and RedisBloom alike.
-pub(super) fn replicate_compressions(ctx: &Ctx, key: &RStr, n: usize) {
-    if n > 0 {
-        let zero = ctx.string(b"0");
-        ctx.replicate(c"TDIGEST.CDF", key, &vec![zero.as_ptr(); n]);
     }
 }
 

@@ -13,6 +13,8 @@
 //! notes its key here. Names can go stale (RENAME, MOVE, SWAPDB, COPY, DEL),
 //! so the core's exact count of pending digests decides: when the named
 //! ones do not account for all of them, every database is scanned.
+//!
+//! The commands replicate the compressions they cause through here too.
 
 use std::collections::BTreeSet;
 use std::ffi::c_int;
@@ -20,7 +22,6 @@ use std::sync::Mutex;
 
 use rsbloom_core::tdigest::{pending_merges, TDigest};
 
-use super::commands::replicate_compressions;
 use crate::ffi::{Ctx, Lookup, RStr};
 
 static NAMES: Mutex<BTreeSet<(c_int, Vec<u8>)>> = Mutex::new(BTreeSet::new());
@@ -65,6 +66,15 @@ pub fn compress_pending(ctx: &Ctx) {
     while pending_merges() > 0 && ctx.select_db(db) {
         ctx.for_each_value(|key, td: &mut TDigest| compress(ctx, key, td));
         db += 1;
+    }
+}
+
+/// Replicates `n` compressions of `key`: `TDIGEST.CDF key 0 ... 0` with
+/// `n` values compresses `n` times in rsbloom and RedisBloom alike.
+pub fn replicate_compressions(ctx: &Ctx, key: &RStr, n: usize) {
+    if n > 0 {
+        let zero = ctx.string(b"0");
+        ctx.replicate(c"TDIGEST.CDF", key, &vec![zero.as_ptr(); n]);
     }
 }
 

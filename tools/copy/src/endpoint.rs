@@ -1,0 +1,236 @@
+//! The two ends. The source is a list of nodes, each scanned and read on its
+//! own connection (a standalone server is one node; a cluster, its masters):
+//! a key is read from the node that holds it, on the connection that
+//! WATCHes it. The target is one connection — redis-rs's cluster client for
+//! a cluster, which routes every key command by slot.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use redis::cluster::ClusterClient;
+use redis::cluster_routing::Slot;
+use redis::{
+    Client, Connection, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value,
+};
+
+use crate::payload;
+
+/// Replies to a single DUMP or RESTORE of hundreds of MiB take a while.
+const TIMEOUT: Duration = Duration::from_secs(600);
+/// Default `proto-max-bulk-len` where CONFIG GET is refused.
+const DEFAULT_MAX_BULK: u64 = 512 << 20;
+
+pub struct Node {
+    pub name: String,
+    pub conn: Connection,
+}
+
+fn info(url: &str, db: i64) -> Result<ConnectionInfo, String> {
+    let info = url
+        .into_connection_info()
+        .map_err(|e| format!("{url}: {e}"))?;
+    let redis = info.redis_settings().clone().set_db(db);
+    Ok(info.set_redis_settings(redis))
+}
+
+fn connect(info: &ConnectionInfo) -> Result<Connection, String> {
+    let name = format!("{}", info.addr());
+    let conn = Client::open(info.clone())
+        .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(10)))
+        .map_err(|e| format!("{name}: {e}"))?;
+    conn.set_read_timeout(Some(TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    conn.set_write_timeout(Some(TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+fn is_cluster(conn: &mut Connection) -> Result<bool, String> {
+    let text: String = redis::cmd("INFO")
+        .arg("cluster")
+        .query(conn)
+        .map_err(|e| e.to_string())?;
+    Ok(text.lines().any(|l| l.trim() == "cluster_enabled:1"))
+}
+
+/// Connects to `url` (database 0 first, to ask whether it is a cluster):
+/// the connection on `db` and whether it is a cluster.
+fn open(url: &str, db: i64) -> Result<(ConnectionInfo, Connection, bool), String> {
+    let info0 = info(url, 0)?;
+    let mut conn = connect(&info0)?;
+    let cluster = is_cluster(&mut conn)?;
+    if cluster && db != 0 {
+        return Err(format!(
+            "{url} is a cluster: only database 0 is copied from or to a cluster"
+        ));
+    }
+    let info = info(url, db)?;
+    let conn = if db == 0 { conn } else { connect(&info)? };
+    Ok((info, conn, cluster))
+}
+
+/// The nodes to scan: the server itself, or every master of the cluster.
+pub fn source_nodes(url: &str, db: i64) -> Result<Vec<Node>, String> {
+    let (info, mut conn, cluster) = open(url, db)?;
+    if !cluster {
+        return Ok(vec![Node {
+            name: url.to_string(),
+            conn,
+        }]);
+    }
+    let seed_host = match info.addr() {
+        ConnectionAddr::Tcp(h, _) => h.clone(),
+        other => return Err(format!("{other}: cluster seeds must be TCP addresses")),
+    };
+    let mut nodes = Vec::new();
+    for (host, port) in masters(&mut conn)? {
+        let host = if host.is_empty() {
+            seed_host.clone()
+        } else {
+            host
+        };
+        let node_info = info
+            .clone()
+            .set_addr(ConnectionAddr::Tcp(host.clone(), port));
+        nodes.push(Node {
+            name: format!("{host}:{port}"),
+            conn: connect(&node_info)?,
+        });
+    }
+    Ok(nodes)
+}
+
+/// `(host, port)` of each master serving slots, from `CLUSTER SLOTS`.
+fn masters(conn: &mut Connection) -> Result<Vec<(String, u16)>, String> {
+    let ranges: Vec<Value> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query(conn)
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for range in ranges {
+        let Value::Array(fields) = range else {
+            return Err("CLUSTER SLOTS: not an array".into());
+        };
+        let Some(Value::Array(master)) = fields.get(2) else {
+            return Err("CLUSTER SLOTS: no master".into());
+        };
+        let host: String = master
+            .first()
+            .and_then(|v| redis::from_redis_value_ref(v).ok())
+            .unwrap_or_default();
+        let port: u16 = master
+            .get(1)
+            .and_then(|v| redis::from_redis_value_ref(v).ok())
+            .ok_or("CLUSTER SLOTS: no port")?;
+        if !out.contains(&(host.clone(), port)) {
+            out.push((host, port));
+        }
+    }
+    Ok(out)
+}
+
+pub struct Target {
+    pub conn: Box<dyn ConnectionLike>,
+    /// The largest argument the target accepts (`proto-max-bulk-len`, and
+    /// no more than its query buffer holds).
+    pub max_bulk: u64,
+    /// The RDB version of the target's own DUMP payloads (0: not probed).
+    pub rdb_version: u16,
+    pub tmp: TmpKeys,
+}
+
+impl Target {
+    pub fn open(url: &str, db: i64, max_command: Option<u64>) -> Result<Target, String> {
+        let (info, mut conn, cluster) = open(url, db)?;
+        let max_bulk = max_command.unwrap_or_else(|| server_max_bulk(&mut conn));
+        let conn: Box<dyn ConnectionLike> = if cluster {
+            let client = ClusterClient::builder(vec![info])
+                .connection_timeout(Duration::from_secs(10))
+                .response_timeout(TIMEOUT)
+                .build()
+                .map_err(|e| e.to_string())?;
+            Box::new(client.get_connection().map_err(|e| format!("{url}: {e}"))?)
+        } else {
+            Box::new(conn)
+        };
+        Ok(Target {
+            conn,
+            max_bulk,
+            rdb_version: 0,
+            tmp: TmpKeys::default(),
+        })
+    }
+
+    /// Learns the target's RDB version from the footer of a DUMP of a
+    /// short-lived key of its own.
+    pub fn probe_rdb_version(&mut self) -> Result<(), String> {
+        let tmp = self.tmp.for_key(b"probe");
+        // One command at a time: the cluster client takes no pipelines.
+        let conn = &mut *self.conn;
+        let probe = |conn: &mut dyn ConnectionLike| -> redis::RedisResult<Vec<u8>> {
+            redis::cmd("SET")
+                .arg(&tmp)
+                .arg("rsbloom-copy probe")
+                .arg("PX")
+                .arg(60_000)
+                .exec(conn)?;
+            let dump = redis::cmd("DUMP").arg(&tmp).query(conn)?;
+            redis::cmd("DEL").arg(&tmp).exec(conn)?;
+            Ok(dump)
+        };
+        let dump = probe(conn).map_err(|e| format!("probing the target's RDB version: {e}"))?;
+        self.rdb_version =
+            payload::checked_version(&dump).map_err(|e| format!("target DUMP: {e}"))?;
+        Ok(())
+    }
+}
+
+/// Private keys on the target in the same slot as a given key (so that
+/// RENAME works in a cluster), named after this process: values are built
+/// and verified there, then renamed into place.
+#[derive(Default)]
+pub struct TmpKeys(HashMap<Slot, String>);
+
+impl TmpKeys {
+    pub fn for_key(&mut self, key: &[u8]) -> Vec<u8> {
+        if self.0.is_empty() {
+            // A hash tag for every slot, found once (about 160,000 tries).
+            for n in 0u32.. {
+                let tag = format!("{{rsbloom-copy-{n}}}");
+                self.0.entry(Slot::for_key(&tag)).or_insert(tag);
+                if self.0.len() == 16384 {
+                    break;
+                }
+            }
+        }
+        let tag = self.0.get(&Slot::for_key(key)).map_or("", String::as_str);
+        format!("{tag}:tmp:{}", std::process::id()).into_bytes()
+    }
+}
+
+/// `proto-max-bulk-len`, bounded by `client-query-buffer-limit` (the whole
+/// command must fit there); the server default where CONFIG is refused.
+fn server_max_bulk(conn: &mut Connection) -> u64 {
+    let get = |conn: &mut Connection, name: &str| -> Option<u64> {
+        let kv: Vec<String> = redis::cmd("CONFIG").arg("GET").arg(name).query(conn).ok()?;
+        kv.get(1)?.parse().ok()
+    };
+    let bulk = get(conn, "proto-max-bulk-len").unwrap_or(DEFAULT_MAX_BULK);
+    let query = get(conn, "client-query-buffer-limit").unwrap_or(u64::MAX);
+    bulk.min(query.saturating_sub(1 << 16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tmp_keys_share_the_slot_of_their_key() {
+        let mut t = TmpKeys::default();
+        for key in [&b"a"[..], b"{user1}:bf", b"x}y{", b"", b"\xff\x00bin"] {
+            let tmp = t.for_key(key);
+            assert_eq!(Slot::for_key(&tmp), Slot::for_key(key), "{key:?}");
+            assert_ne!(tmp, key);
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! rsbloom-copy: copies the module's keys (Bloom, Cuckoo, Count-Min Sketch,
+//! Top-K, T-Digest) between any two servers, live, whatever their RDB
+//! versions (docs/copy.md).
+
+mod cli;
+mod copy;
+mod crc64;
+mod endpoint;
+pub mod family;
+mod lzf;
+pub mod payload;
+pub mod report;
+
+use std::io::Write;
+use std::time::Duration;
+
+pub use cli::main_with;
+pub use report::{Counts, Outcome, Report};
+
+/// What to copy, from where to where.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub from: String,
+    pub to: String,
+    pub db: i64,
+    pub target_db: i64,
+    pub pattern: String,
+    pub replace: bool,
+    pub dry_run: bool,
+    pub scan_count: u64,
+    /// The largest argument to send; default: the target's own limit.
+    pub max_command: Option<u64>,
+    /// Bloom/Cuckoo values above this many bytes move in chunks.
+    pub chunk_above: u64,
+    pub progress: Option<Duration>,
+    pub verbose: bool,
+}
+
+impl Options {
+    pub fn new(from: &str, to: &str) -> Options {
+        Options {
+            from: from.into(),
+            to: to.into(),
+            db: 0,
+            target_db: 0,
+            pattern: "*".into(),
+            replace: false,
+            dry_run: false,
+            scan_count: 1000,
+            max_command: None,
+            chunk_above: 16 << 20,
+            progress: Some(Duration::from_secs(5)),
+            verbose: false,
+        }
+    }
+}
+
+/// Copies every key of `opts.pattern`, printing to `out`; `Err` when an
+/// end cannot be reached at all.
+pub fn run(opts: &Options, out: &mut dyn Write) -> Result<Report, String> {
+    let mut nodes = endpoint::source_nodes(&opts.from, opts.db)?;
+    let mut target = endpoint::Target::open(&opts.to, opts.target_db, opts.max_command)?;
+    if !opts.dry_run {
+        target.probe_rdb_version()?;
+    }
+    let settings = copy::Settings {
+        replace: opts.replace,
+        dry_run: opts.dry_run,
+        chunk_above: opts.chunk_above,
+    };
+    let mut log = report::Log::new(out, opts.verbose, opts.progress);
+    for node in &mut nodes {
+        scan_node(opts, &settings, node, &mut target, &mut log)
+            .map_err(|e| format!("{}: {e}", node.name))?;
+    }
+    Ok(log.finish(opts.dry_run))
+}
+
+fn scan_node(
+    opts: &Options,
+    s: &copy::Settings,
+    node: &mut endpoint::Node,
+    t: &mut endpoint::Target,
+    log: &mut report::Log,
+) -> redis::RedisResult<()> {
+    let mut cursor = 0u64;
+    loop {
+        let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&opts.pattern)
+            .arg("COUNT")
+            .arg(opts.scan_count)
+            .query(&mut node.conn)?;
+        let mut types = redis::pipe();
+        for k in &keys {
+            types.cmd("TYPE").arg(k);
+        }
+        let types: Vec<String> = if keys.is_empty() {
+            Vec::new()
+        } else {
+            types.query(&mut node.conn)?
+        };
+        for (key, type_name) in keys.iter().zip(&types) {
+            match family::by_type(type_name) {
+                Some(f) => {
+                    let outcome = copy::copy_key(s, &mut node.conn, t, log, key, f);
+                    log.key(key, outcome);
+                }
+                None if type_name == "none" => {} // deleted since SCAN
+                None => log.other_type(type_name),
+            }
+        }
+        if next == 0 {
+            return Ok(());
+        }
+        cursor = next;
+    }
+}

@@ -1,0 +1,360 @@
+//! `DUMP` payloads of module values: the footer (RDB version, CRC64) and
+//! the module value inside, decoded far enough to check its type and to
+//! compare two values whatever their string encoding.
+//!
+//! Layout: object type `RDB_TYPE_MODULE_2` (7), the module id as an RDB
+//! length, the module's primitives each after an opcode, opcode EOF (0); then
+//! the RDB version (2 bytes LE) and the CRC64 of everything before (8 bytes
+//! LE). The body is the same on every server; only the version differs.
+
+use crate::crc64::crc64;
+use crate::family::Volatile;
+use crate::lzf;
+
+const RDB_TYPE_MODULE_2: u8 = 7;
+const FOOTER: usize = 10;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PayloadError {
+    TooShort,
+    Checksum,
+    NotModule(u8),
+    Malformed(&'static str),
+}
+
+impl std::fmt::Display for PayloadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PayloadError::TooShort => write!(f, "payload shorter than its footer"),
+            PayloadError::Checksum => write!(f, "payload checksum (CRC64) wrong"),
+            PayloadError::NotModule(t) => write!(f, "not a module value (RDB object type {t})"),
+            PayloadError::Malformed(what) => write!(f, "malformed module value: {what}"),
+        }
+    }
+}
+
+/// A checked payload: its body and the RDB version it carries.
+pub struct Payload {
+    bytes: Vec<u8>,
+}
+
+impl Payload {
+    /// Checks the footer's CRC64 and that the body is a module value.
+    pub fn new(bytes: Vec<u8>) -> Result<Payload, PayloadError> {
+        checked_version(&bytes)?;
+        match bytes[0] {
+            RDB_TYPE_MODULE_2 => Ok(Payload { bytes }),
+            t => Err(PayloadError::NotModule(t)),
+        }
+    }
+
+    pub fn body(&self) -> &[u8] {
+        &self.bytes[..self.bytes.len() - FOOTER]
+    }
+
+    pub fn rdb_version(&self) -> u16 {
+        let n = self.bytes.len() - FOOTER;
+        u16::from_le_bytes([self.bytes[n], self.bytes[n + 1]])
+    }
+
+    /// The module type of the value: its name and encoding version.
+    pub fn module_type(&self) -> Result<(String, u16), PayloadError> {
+        let mut r = Reader(&self.body()[1..]);
+        Ok(decode_module_id(r.len()?))
+    }
+
+    /// Rewrites the footer for `rdb_version` with a fresh CRC64: the form a
+    /// server of that version verifies and restores (in place: values can
+    /// be hundreds of MiB).
+    pub fn set_version(&mut self, rdb_version: u16) {
+        let n = self.bytes.len() - FOOTER;
+        self.bytes[n..n + 2].copy_from_slice(&rdb_version.to_le_bytes());
+        let crc = crc64(&self.bytes[..n + 2]);
+        self.bytes[n + 2..].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    /// The whole payload, footer included.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Same module value: identical bytes, or the same primitives once
+    /// strings are decoded (the servers' `rdbcompression` may differ) and
+    /// the `volatile` bytes that each writer fills in its own way masked.
+    pub fn same_value(
+        &self,
+        other: &Payload,
+        volatile: Option<&Volatile>,
+    ) -> Result<bool, PayloadError> {
+        if self.body() == other.body() {
+            return Ok(true);
+        }
+        let canonical = |p: &Payload| -> Result<(u64, Vec<Prim>), PayloadError> {
+            let (id, mut prims) = primitives(p.body())?;
+            if let Some(v) = volatile {
+                if let Some(Prim::Str(s)) = prims.get_mut(v.prim) {
+                    for record in s.chunks_mut(v.record.max(1)) {
+                        if let Some(b) = record.get_mut(v.bytes.clone()) {
+                            b.fill(0);
+                        }
+                    }
+                }
+            }
+            Ok((id, prims))
+        };
+        Ok(canonical(self)? == canonical(other)?)
+    }
+}
+
+/// The RDB version of any `DUMP` payload, once its CRC64 is checked.
+pub fn checked_version(bytes: &[u8]) -> Result<u16, PayloadError> {
+    let n = bytes
+        .len()
+        .checked_sub(FOOTER)
+        .filter(|&n| n > 0)
+        .ok_or(PayloadError::TooShort)?;
+    let (data, crc) = bytes.split_at(n + 2);
+    let crc = u64::from_le_bytes(crc.try_into().map_err(|_| PayloadError::TooShort)?);
+    if crc64(data) != crc {
+        return Err(PayloadError::Checksum);
+    }
+    Ok(u16::from_le_bytes([bytes[n], bytes[n + 1]]))
+}
+
+const CHARSET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// A module type id: 9 characters of 6 bits, then a 10-bit encoding version
+/// (Redis `moduleTypeEncodeId`).
+pub fn decode_module_id(id: u64) -> (String, u16) {
+    let name = (0..9)
+        .map(|i| char::from(CHARSET[((id >> (10 + 6 * (8 - i))) & 63) as usize]))
+        .collect();
+    (name, (id & 1023) as u16)
+}
+
+/// One primitive of a module value, strings decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prim {
+    Int(u64),
+    Float(u32),
+    Double(u64),
+    Str(Vec<u8>),
+}
+
+/// The module id and primitives of a module-value body (`RM_Save*` opcodes).
+pub fn primitives(body: &[u8]) -> Result<(u64, Vec<Prim>), PayloadError> {
+    let mut r = Reader(body);
+    match r.byte()? {
+        RDB_TYPE_MODULE_2 => {}
+        t => return Err(PayloadError::NotModule(t)),
+    }
+    let id = r.len()?;
+    let mut out = Vec::new();
+    loop {
+        match r.byte()? {
+            0 => break,
+            1 | 2 => out.push(Prim::Int(r.len()?)),
+            3 => out.push(Prim::Float(u32::from_le_bytes(r.array()?))),
+            4 => out.push(Prim::Double(u64::from_le_bytes(r.array()?))),
+            5 => out.push(Prim::Str(r.string()?)),
+            _ => return Err(PayloadError::Malformed("unknown module opcode")),
+        }
+    }
+    if !r.0.is_empty() {
+        return Err(PayloadError::Malformed("bytes after the EOF opcode"));
+    }
+    Ok((id, out))
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], PayloadError> {
+        if n > self.0.len() {
+            return Err(PayloadError::Malformed("truncated"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+
+    fn byte(&mut self) -> Result<u8, PayloadError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], PayloadError> {
+        self.take(N)?
+            .try_into()
+            .map_err(|_| PayloadError::Malformed("truncated"))
+    }
+
+    /// An RDB length (`rdbLoadLen`); encoded-string markers are an error here.
+    fn len(&mut self) -> Result<u64, PayloadError> {
+        match self.len_or_encoding()? {
+            Len::Plain(n) => Ok(n),
+            Len::Encoded(_) => Err(PayloadError::Malformed("encoding where a length belongs")),
+        }
+    }
+
+    fn len_or_encoding(&mut self) -> Result<Len, PayloadError> {
+        let b = self.byte()?;
+        Ok(match b >> 6 {
+            0 => Len::Plain(u64::from(b & 0x3f)),
+            1 => Len::Plain((u64::from(b & 0x3f) << 8) | u64::from(self.byte()?)),
+            3 => Len::Encoded(b & 0x3f),
+            _ if b == 0x80 => Len::Plain(u64::from(u32::from_be_bytes(self.array()?))),
+            _ if b == 0x81 => Len::Plain(u64::from_be_bytes(self.array()?)),
+            _ => return Err(PayloadError::Malformed("unknown length byte")),
+        })
+    }
+
+    /// An RDB string: raw, integer-encoded or LZF-compressed.
+    fn string(&mut self) -> Result<Vec<u8>, PayloadError> {
+        let n = match self.len_or_encoding()? {
+            Len::Plain(n) => n,
+            Len::Encoded(0) => return Ok((self.byte()? as i8).to_string().into_bytes()),
+            Len::Encoded(1) => {
+                return Ok(i16::from_le_bytes(self.array()?).to_string().into_bytes())
+            }
+            Len::Encoded(2) => {
+                return Ok(i32::from_le_bytes(self.array()?).to_string().into_bytes())
+            }
+            Len::Encoded(3) => {
+                let clen = self.len()?;
+                let ulen = self.len()?;
+                let packed = self
+                    .take(usize::try_from(clen).map_err(|_| PayloadError::Malformed("length"))?)?;
+                let ulen = usize::try_from(ulen).map_err(|_| PayloadError::Malformed("length"))?;
+                return lzf::decompress(packed, ulen)
+                    .ok_or(PayloadError::Malformed("bad LZF data"));
+            }
+            Len::Encoded(_) => return Err(PayloadError::Malformed("unknown string encoding")),
+        };
+        let n = usize::try_from(n).map_err(|_| PayloadError::Malformed("length"))?;
+        Ok(self.take(n)?.to_vec())
+    }
+}
+
+enum Len {
+    Plain(u64),
+    Encoded(u8),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RDB module id of `MBbloom--`, encoding version 4 (tests/common/dump.rs).
+    const BF_ID: u64 = 0x3016e5a289bef804;
+    const TOPK_ID: u64 = 0x4e8a4af9360f1000;
+
+    fn body(id: u64, rest: &[u8]) -> Vec<u8> {
+        let mut b = vec![7, 0x81];
+        b.extend_from_slice(&id.to_be_bytes());
+        b.extend_from_slice(rest);
+        b
+    }
+
+    fn payload(body: &[u8], version: u16) -> Vec<u8> {
+        let mut p = body.to_vec();
+        p.extend_from_slice(&version.to_le_bytes());
+        let crc = crc64(&p);
+        p.extend_from_slice(&crc.to_le_bytes());
+        p
+    }
+
+    #[test]
+    fn module_ids_decode_to_type_names() {
+        assert_eq!(decode_module_id(BF_ID), ("MBbloom--".into(), 4));
+        assert_eq!(
+            decode_module_id(0x3016e5a289821404),
+            ("MBbloomCF".into(), 4)
+        );
+        assert_eq!(
+            decode_module_id(0x08c4a4f9360f1000),
+            ("CMSk-TYPE".into(), 0)
+        );
+        assert_eq!(decode_module_id(TOPK_ID), ("TopK-TYPE".into(), 0));
+    }
+
+    #[test]
+    fn footer_is_checked_and_rewritten() {
+        let b = body(BF_ID, &[2, 5, 0]);
+        let mut p = Payload::new(payload(&b, 12)).unwrap();
+        assert_eq!((p.rdb_version(), p.body()), (12, &b[..]));
+        assert_eq!(p.module_type().unwrap(), ("MBbloom--".into(), 4));
+        p.set_version(80);
+        assert_eq!(p.bytes(), payload(&b, 80));
+        assert_eq!(checked_version(p.bytes()), Ok(80));
+        let mut bad = p.bytes().to_vec();
+        bad[3] ^= 1;
+        assert_eq!(Payload::new(bad).err(), Some(PayloadError::Checksum));
+        assert_eq!(
+            Payload::new(vec![0; 10]).err(),
+            Some(PayloadError::TooShort)
+        );
+        assert_eq!(
+            Payload::new(payload(b"\x00\x03abc", 10)).err(),
+            Some(PayloadError::NotModule(0))
+        );
+    }
+
+    #[test]
+    fn values_compare_through_string_encodings() {
+        // The string "hello hello hello" raw, and LZF-compressed; the
+        // string "12" raw and integer-encoded (int8).
+        let raw = body(
+            TOPK_ID,
+            b"\x05\x11hello hello hello\x05\x0212\x04\0\0\0\0\0\0\xf0\x3f\0",
+        );
+        let lzf = body(
+            TOPK_ID,
+            b"\x05\xc3\x0d\x11\x05hello \xc0\x05\x02llo\x05\xc0\x0c\x04\0\0\0\0\0\0\xf0\x3f\0",
+        );
+        let (a, b) = (
+            Payload::new(payload(&raw, 10)).unwrap(),
+            Payload::new(payload(&lzf, 11)).unwrap(),
+        );
+        assert_ne!(a.body(), b.body());
+        assert!(a.same_value(&b, None).unwrap());
+        let other = body(
+            TOPK_ID,
+            b"\x05\x11hello hello hellO\x05\x0212\x04\0\0\0\0\0\0\xf0\x3f\0",
+        );
+        let other = Payload::new(payload(&other, 10)).unwrap();
+        assert!(!a.same_value(&other, None).unwrap());
+        // The difference is byte 16: byte 0 of the third 8-byte record.
+        let mask = Volatile {
+            prim: 0,
+            record: 8,
+            bytes: 7..8,
+        };
+        assert!(!a.same_value(&other, Some(&mask)).unwrap());
+        let mask = Volatile {
+            prim: 0,
+            record: 8,
+            bytes: 0..1,
+        };
+        assert!(a.same_value(&other, Some(&mask)).unwrap());
+        assert_eq!(
+            primitives(&raw).unwrap().1,
+            vec![
+                Prim::Str(b"hello hello hello".to_vec()),
+                Prim::Str(b"12".to_vec()),
+                Prim::Double(1f64.to_bits())
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_bodies_are_errors_not_panics() {
+        let good = body(BF_ID, b"\x02\x40\x01\x05\x03abc\x00");
+        assert!(primitives(&good).is_ok());
+        for n in 0..good.len() {
+            assert!(primitives(&good[..n]).is_err(), "prefix {n}");
+        }
+        assert!(primitives(&body(BF_ID, b"\x09\x00")).is_err());
+        assert!(primitives(&body(BF_ID, b"\x00\x00")).is_err());
+        assert!(primitives(&body(BF_ID, b"\x05\xc3\x05\x09\x00\x00")).is_err());
+    }
+}
