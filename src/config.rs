@@ -218,7 +218,9 @@ fn register_cms_rdb_encoding(ctx: *mut RedisModuleCtx) -> Result<(), String> {
 }
 
 unsafe extern "C" fn get_cms_rdb_encoding(_name: *const c_char, _privdata: *mut c_void) -> i64 {
-    guarded("config get", 0, || crate::cms::rdb_encoding().into())
+    guarded("config get", 0, || {
+        crate::cms::encoding::rdb_encoding().into()
+    })
 }
 
 unsafe extern "C" fn set_cms_rdb_encoding(
@@ -229,7 +231,7 @@ unsafe extern "C" fn set_cms_rdb_encoding(
 ) -> c_int {
     guarded("config set", raw::REDISMODULE_ERR as c_int, || {
         // The server checked the range.
-        crate::cms::set_rdb_encoding(i32::try_from(value).unwrap_or_default());
+        crate::cms::encoding::set_rdb_encoding(i32::try_from(value).unwrap_or_default());
         raw::REDISMODULE_OK as c_int
     })
 }

@@ -16,7 +16,7 @@ impl DataType for CountMinSketch {
     const ENCODING_VERSION: c_int = ENCODING_VERSION;
 
     fn registered_encoding_version() -> c_int {
-        super::rdb_encoding()
+        super::encoding::rdb_encoding()
     }
 
     fn cell() -> &'static TypeCell {
@@ -25,7 +25,7 @@ impl DataType for CountMinSketch {
 
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
         let s = CountMinSketch::rdb_load(src, encver).map_err(|e| format!("{e:?}"))?;
-        if s.cell_size() != CellSize::Four && super::legacy_encoding() {
+        if s.cell_size() != CellSize::Four && super::encoding::legacy_encoding() {
             return Err(format!(
                 "cell size {} refused under bf.cms-rdb-encoding 0",
                 s.cell_size().bytes()
@@ -37,7 +37,7 @@ impl DataType for CountMinSketch {
     /// In the registered encoding; under encoding 0 every sketch has
     /// 4-byte cells (creation and load refuse others).
     fn rdb_save_to<S: RdbSink>(&self, sink: &mut S) {
-        CountMinSketch::rdb_save(self, sink, super::rdb_encoding())
+        CountMinSketch::rdb_save(self, sink, super::encoding::rdb_encoding())
     }
 
     /// `RESTORE key 0 <DUMP payload>`, as RedisBloom rewrites it (§6.3).
