@@ -132,6 +132,16 @@ pub struct KeynumSpec {
     pub keystep: c_int,
 }
 
+/// The sources of a MERGE (CMS, T-Digest): `numkeys` at index 2, keys
+/// from the next argument on, read only.
+pub const MERGE_SOURCES: KeynumSpec = KeynumSpec {
+    access: Access::Ro,
+    index: 2,
+    keynumidx: 0,
+    firstkey: 1,
+    keystep: 1,
+};
+
 /// Metadata of one command.
 pub struct Doc {
     name: &'static CStr,

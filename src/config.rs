@@ -6,8 +6,9 @@
 //! RedisBloom 8; older servers (Redis 7.x, Valkey 8) only know prefixed module
 //! configs, so there they appear as `bf.bf-error-rate`.
 //!
-//! rsbloom's own setting, `bf.huge-pages` (not in RedisBloom), is always
-//! prefixed: a bare name could clash with a future server or module config.
+//! rsbloom's own settings, `bf.huge-pages` and `bf.cms-rdb-encoding` (not
+//! in RedisBloom), are always prefixed: a bare name could clash with a
+//! future server or module config.
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::{LazyLock, Mutex, RwLock, RwLockReadGuard};
@@ -112,6 +113,7 @@ pub fn register(ctx: *mut RedisModuleCtx, try_unprefixed: bool) -> Result<bool, 
         }
     }
     register_huge_pages(ctx)?;
+    register_cms_rdb_encoding(ctx)?;
     if rm!(RedisModule_LoadConfigs(ctx)) != raw::REDISMODULE_OK as c_int {
         return Err("could not load module configs".into());
     }
@@ -161,10 +163,15 @@ fn register_huge_pages(ctx: *mut RedisModuleCtx) -> Result<(), String> {
         None,
         std::ptr::null_mut(),
     ));
+    registered(status, "huge-pages")
+}
+
+/// The outcome of a config registration.
+fn registered(status: c_int, name: &str) -> Result<(), String> {
     if status == raw::REDISMODULE_OK as c_int {
         Ok(())
     } else {
-        Err("could not register config huge-pages".into())
+        Err(format!("could not register config {name}"))
     }
 }
 
@@ -182,6 +189,49 @@ unsafe extern "C" fn set_huge_pages(
 ) -> c_int {
     guarded("config set", raw::REDISMODULE_ERR as c_int, || {
         crate::ffi::alloc::set_huge_pages(value != 0);
+        raw::REDISMODULE_OK as c_int
+    })
+}
+
+/// `bf.cms-rdb-encoding` (1 or 0, default 1; load time only): the
+/// encoding version of Count-Min Sketch values, which the data type is
+/// registered with and so decides every RDB, DUMP and AOF the module
+/// writes. 0 writes what RedisBloom before Redis 8.12 reads, for going
+/// back; it then refuses sketches of cell sizes other than 4 (docs/cms.md
+/// §6.5). Registered before the data types, which read it.
+fn register_cms_rdb_encoding(ctx: *mut RedisModuleCtx) -> Result<(), String> {
+    use rsbloom_core::cms::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
+    let name = CString::new("cms-rdb-encoding").map_err(|e| e.to_string())?;
+    let status = rm!(RedisModule_RegisterNumericConfig(
+        ctx,
+        name.as_ptr(),
+        ENCODING_VERSION.into(),
+        raw::REDISMODULE_CONFIG_IMMUTABLE,
+        LEGACY_ENCODING_VERSION.into(),
+        ENCODING_VERSION.into(),
+        Some(get_cms_rdb_encoding),
+        Some(set_cms_rdb_encoding),
+        None,
+        std::ptr::null_mut(),
+    ));
+    registered(status, "cms-rdb-encoding")
+}
+
+unsafe extern "C" fn get_cms_rdb_encoding(_name: *const c_char, _privdata: *mut c_void) -> i64 {
+    guarded("config get", 0, || {
+        crate::cms::encoding::rdb_encoding().into()
+    })
+}
+
+unsafe extern "C" fn set_cms_rdb_encoding(
+    _name: *const c_char,
+    value: i64,
+    _privdata: *mut c_void,
+    _err: *mut *mut RedisModuleString,
+) -> c_int {
+    guarded("config set", raw::REDISMODULE_ERR as c_int, || {
+        // The server checked the range.
+        crate::cms::encoding::set_rdb_encoding(i32::try_from(value).unwrap_or_default());
         raw::REDISMODULE_OK as c_int
     })
 }

@@ -99,6 +99,8 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
         raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int | asm
     ));
 
+    // Configs first: a data type's registered encoding may depend on one.
+    let unprefixed = config::register(ctx, caps.unprefixed_configs)?;
     for family in FAMILIES {
         (family.create_type)(ctx)?;
     }
@@ -118,7 +120,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
     crate::ffi::events::on_fork(ctx, FAMILIES.iter().filter_map(|f| f.on_fork).collect())?;
     crate::command_docs::apply(ctx, FAMILIES.iter().flat_map(|f| f.docs))?;
     crate::info::register(ctx)?;
-    if !config::register(ctx, caps.unprefixed_configs)? {
+    if !unprefixed {
         log(
             ctx,
             "notice",

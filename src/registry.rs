@@ -18,8 +18,8 @@ pub static FAMILIES: &[&Family] = &[
 
 /// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.
-pub const MODULE_VERSION: c_int = 80400;
-pub const COMPAT_RELEASE: &str = "8.4.0";
+pub const MODULE_VERSION: c_int = 81181;
+pub const COMPAT_RELEASE: &str = "8.11.81";
 
 #[cfg(test)]
 mod tests {

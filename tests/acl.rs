@@ -315,10 +315,9 @@ fn cms_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
 }
 
 /// docs/cms.md §1.2: every CMS.* command in `@cms` plus exactly its read /
-/// write / fast categories (the INIT commands in `@fast`). Only the
-/// destination of CMS.MERGE is a declared key, so key patterns do not
-/// cover its sources. Without the server API (Redis 7.0) there is no
-/// `@cms` at all.
+/// write / fast categories (the INIT commands in `@fast`). CMS.MERGE's
+/// sources are declared keys (Redis 8.12), so key patterns cover them
+/// too. Without the server API (Redis 7.0) there is no `@cms` at all.
 #[test]
 fn cms_acl_category() {
     for flavor in flavors() {
@@ -365,9 +364,11 @@ fn cms_acl_category() {
         let mut r = user_conn(&s, "r");
         assert_eq!(line(&mut r, "CMS.QUERY s a"), arr(vec![int(1)]));
         assert!(is_noperm(&line(&mut r, "CMS.INCRBY s a 1")));
-        // Key patterns see the destination only.
+        // Key patterns see the destination and the sources.
         let mut d = user_conn(&s, "d");
-        assert_eq!(line(&mut d, "CMS.MERGE d 1 s"), ok());
+        assert_eq!(line(&mut c, "CMS.INITBYDIM d2 10 2"), ok());
+        assert_eq!(line(&mut d, "CMS.MERGE d 1 d2"), ok());
+        assert!(is_noperm(&line(&mut d, "CMS.MERGE d 1 s")));
         assert!(is_noperm(&line(&mut d, "CMS.QUERY s a")));
         assert!(is_noperm(&line(&mut d, "CMS.MERGE s 1 d")));
     }

@@ -74,7 +74,7 @@ fn redis_py_matches_reference() {
                     assert_eq!(g, w, "{what}: rsbloom differs from RedisBloom 2.8.2");
                 }
             }
-            assert_eq!(value(&got, "module:version"), "int:80400");
+            assert_eq!(value(&got, "module:version"), "int:81181");
             let info = value(&got, "bf.info bf3");
             let bool_true = if protocol == 3 { "bool:True" } else { "int:1" };
             assert_eq!(value(&got, "bf.exists"), bool_true, "{what}");

@@ -1,6 +1,8 @@
 //! CMS.* commands over the wire (docs/cms.md §5, §9): every reply and error
 //! path, in RESP2 and RESP3, on every server flavor; the test vectors
-//! verified on RedisBloom; the defects of §7.1 answered correctly.
+//! verified on RedisBloom and those of the Redis 8.12 specification
+//! (cell sizes, decrements, atomic rejections); the defects of §7.1
+//! answered correctly.
 mod common;
 use common::*;
 
@@ -8,9 +10,19 @@ fn ints(v: &[i64]) -> Reply {
     arr(v.iter().map(|&i| int(i)).collect())
 }
 
-/// CMS.INFO in the protocol's shape: RESP3 map, RESP2 flat array.
+/// CMS.INFO of a 4-byte sketch in the protocol's shape.
 fn info(resp3: bool, width: i64, depth: i64, count: i64) -> Reply {
-    let pairs = [("width", width), ("depth", depth), ("count", count)];
+    info_sized(resp3, width, depth, count, 4)
+}
+
+/// CMS.INFO in the protocol's shape: RESP3 map, RESP2 flat array.
+fn info_sized(resp3: bool, width: i64, depth: i64, count: i64, cell_size: i64) -> Reply {
+    let pairs = [
+        ("width", width),
+        ("depth", depth),
+        ("count", count),
+        ("cell_size", cell_size),
+    ];
     if resp3 {
         Reply::Map(pairs.iter().map(|&(k, v)| (simple(k), int(v))).collect())
     } else {
@@ -24,6 +36,8 @@ fn info(resp3: bool, width: i64, depth: i64, count: i64) -> Reply {
 const MISSING: &str = "CMS: key does not exist";
 const EXISTS: &str = "CMS: key already exists";
 const OVERFLOW: &str = "CMS: INCRBY overflow";
+const UNDERFLOW: &str = "CMS: INCRBY underflow";
+const BAD_CELL_SIZE: &str = "CMS: CELL_SIZE must be 1, 2, 4 or 8";
 
 // ---------------------------------------------------------------- creation
 
@@ -173,16 +187,16 @@ fn fixed_stream_of_a_thousand_increments() {
     });
 }
 
+/// The inputs of docs/cms.md §9's saturation vector (RedisBloom 8.4
+/// saturated and wrapped the total): Redis 8.12 refuses what does not
+/// fit and reaches 4294967295 exactly without an error.
 #[test]
-fn increments_saturate_and_the_total_wraps() {
+fn increments_never_saturate_nor_wrap() {
     each(|c, resp3| {
         assert_eq!(line(c, "CMS.INITBYDIM a 20 5"), ok());
         assert_eq!(line(c, "CMS.INCRBY a x 5 y 0 x 2"), ints(&[5, 0, 7]));
         assert_eq!(line(c, "CMS.INFO a"), info(resp3, 20, 5, 7));
-        assert_eq!(
-            line(c, "CMS.INCRBY a big 4294967295"),
-            arr(vec![err(OVERFLOW)])
-        );
+        assert_eq!(line(c, "CMS.INCRBY a big 4294967295"), ints(&[4294967295]));
         assert_eq!(line(c, "CMS.INCRBY a big2 4294967294"), ints(&[4294967294]));
         for item in ["big3 4294967296", "big4 9223372036854775807"] {
             assert_eq!(
@@ -192,26 +206,25 @@ fn increments_saturate_and_the_total_wraps() {
         }
         assert_eq!(
             line(c, "CMS.QUERY a big big2 big3 big4"),
-            ints(&[4294967295, 4294967294, 4294967295, 4294967295])
+            ints(&[4294967295, 4294967294, 0, 0])
         );
-        assert_eq!(
-            line(c, "CMS.INFO a"),
-            info(resp3, 20, 5, -9223372023969873917)
-        );
-        line(c, "CMS.INCRBY a big4 9223372036854775807");
-        assert_eq!(line(c, "CMS.INFO a"), info(resp3, 20, 5, 12884901890));
-        // Mixed elements; repeated items see their earlier increments.
+        assert_eq!(line(c, "CMS.INFO a"), info(resp3, 20, 5, 8589934596));
+        // RedisBloom's test_overflow: 5×2, three rounds; only a is refused
+        // the third time, and the total grows by the others alone.
         assert_eq!(line(c, "CMS.INITBYDIM t 5 2"), ok());
+        let round = "CMS.INCRBY t a 2147483647 b 10 c 7 d 5";
+        line(c, round);
+        line(c, round);
+        assert_eq!(line(c, "CMS.QUERY t a"), ints(&[4294967294]));
         assert_eq!(
-            line(c, "CMS.INCRBY t a 2147483647 a 2147483647 b 1 a 2147483647"),
-            arr(vec![
-                int(2147483647),
-                int(4294967294),
-                int(1),
-                err(OVERFLOW)
-            ])
+            line(c, round),
+            arr(vec![err(OVERFLOW), int(44), int(51), int(15)])
         );
-        assert_eq!(line(c, "CMS.QUERY t a"), ints(&[4294967295]));
+        assert_eq!(line(c, "CMS.QUERY t a"), ints(&[4294967294]));
+        assert_eq!(
+            line(c, "CMS.INFO t"),
+            info(resp3, 5, 2, 2 * (2147483647 + 22) + 22)
+        );
     });
 }
 
@@ -234,14 +247,25 @@ fn incrby_rejects_before_changing_anything() {
         let before = c.cmd(&["DUMP", "k"]);
         // Key errors first, then the first bad increment decides.
         assert_eq!(
-            line(c, "CMS.INCRBY k x 1 y -1"),
-            err("CMS: Number cannot be negative")
+            line(c, "CMS.INCRBY k x 1 y -9223372036854775808"),
+            err("CMS: invalid increment")
         );
         assert_eq!(
-            line(c, "CMS.INCRBY k x q y -1"),
+            line(c, "CMS.INCRBY k x q y -9223372036854775808"),
             err("CMS: Cannot parse number")
         );
-        for bad in ["-0", "+1", "1.5", "9223372036854775808", "01"] {
+        assert_eq!(
+            line(c, "CMS.INCRBY k x -9223372036854775808 y q"),
+            err("CMS: invalid increment")
+        );
+        for bad in [
+            "-0",
+            "+1",
+            "1.5",
+            "9223372036854775808",
+            "01",
+            "-9223372036854775809",
+        ] {
             assert_eq!(
                 c.cmd(&["CMS.INCRBY", "k", "x", "1", "y", bad]),
                 err("CMS: Cannot parse number"),
@@ -354,6 +378,280 @@ fn merge_checks_in_order() {
             line(c, "CMS.MERGE d 2 s1 s2 WEIGHTS -9223372036854775808 1"),
             ok()
         );
+    });
+}
+
+// ---------------------------------------------------------------- Redis 8.12
+
+/// 8.12 spec §3.1: `CELL_SIZE` trailing and once, any case, 1/2/4/8;
+/// every check in order, nothing created on an error.
+#[test]
+fn cell_size_option_checks_in_order() {
+    each(|c, resp3| {
+        for (cmd, want) in [
+            ("CMS.INITBYDIM k 20 5 CELL_SIZE", arity("cms.initbydim")),
+            ("CMS.INITBYDIM k 20 5 CELL_SIZE 1 2", arity("cms.initbydim")),
+            (
+                "CMS.INITBYDIM k 20 5 CELL_SIZE 1 CELL_SIZE 2",
+                arity("cms.initbydim"),
+            ),
+            (
+                "CMS.INITBYPROB k 0.1 0.1 CELL_SIZE",
+                arity("cms.initbyprob"),
+            ),
+            ("CMS.INITBYDIM k 0 5 CELL_SIZE 1", err("CMS: invalid width")),
+            ("CMS.INITBYDIM k 5 x CELL_SIZE 1", err("CMS: invalid depth")),
+            (
+                "CMS.INITBYPROB k 2 0.01 CELL_SIZE 1",
+                err("CMS: invalid overestimation value"),
+            ),
+            (
+                "CMS.INITBYPROB k 0.1 1 CELL_SIZE 9",
+                err("CMS: invalid prob value"),
+            ),
+            (
+                "CMS.INITBYDIM k 4611686018427387904 2 CELL_SIZE 9",
+                err("CMS: invalid init arguments"),
+            ),
+            (
+                "CMS.INITBYPROB k 0.1 1e-46 CELL_SIZE 9",
+                err("CMS: invalid init arguments"),
+            ),
+            ("CMS.INITBYDIM k 20 5 OOR 1", err("CMS: unknown argument")),
+            (
+                "CMS.INITBYPROB k 0.001 0.01 OOR 1",
+                err("CMS: unknown argument"),
+            ),
+            (
+                "CMS.INITBYDIM k 20 5 CELLSIZE 1",
+                err("CMS: unknown argument"),
+            ),
+            // 8 · 2^60 bytes overflow 64 bits where 4 · 2^60 did not.
+            (
+                "CMS.INITBYDIM k 1152921504606846976 2 CELL_SIZE 8",
+                err("CMS: Insufficient memory to create the key"),
+            ),
+            (
+                "CMS.INITBYDIM k 9223372036854775807 1 CELL_SIZE 1",
+                err("CMS: Insufficient memory to create the key"),
+            ),
+        ] {
+            assert_eq!(line(c, cmd), want, "{cmd}");
+        }
+        for bad in [
+            "0", "3", "5", "6", "7", "9", "16", "-1", "-4", "blah", "", "4.5", "+4", "04",
+        ] {
+            assert_eq!(
+                c.cmd(&["CMS.INITBYDIM", "k", "20", "5", "CELL_SIZE", bad]),
+                err(BAD_CELL_SIZE),
+                "{bad:?}"
+            );
+        }
+        // The token followed by a NUL is not the token (decided, docs/cms.md §5.2).
+        assert_eq!(
+            c.cmd(&["CMS.INITBYDIM", "k", "20", "5", "CELL_SIZE\0", "1"]),
+            err("CMS: unknown argument")
+        );
+        assert_eq!(c.cmd(&["EXISTS", "k"]), int(0));
+        // Any existing key, before the option.
+        c.cmd(&["SET", "str", "v"]);
+        assert_eq!(line(c, "CMS.INITBYDIM str 20 5 CELL_SIZE 9"), err(EXISTS));
+        for (i, (token, size)) in [
+            ("CELL_SIZE", 1),
+            ("cell_size", 2),
+            ("Cell_Size", 4),
+            ("CELL_SIZE", 8),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let key = format!("c{i}");
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {key} 100 5 {token} {size}")),
+                ok()
+            );
+            assert_eq!(
+                c.cmd(&["CMS.INFO", &key]),
+                info_sized(resp3, 100, 5, 0, size)
+            );
+        }
+        assert_eq!(line(c, "CMS.INITBYPROB p 0.001 0.01 cell_size 2"), ok());
+        assert_eq!(line(c, "CMS.INFO p"), info_sized(resp3, 2000, 7, 0, 2));
+        assert_eq!(line(c, "CMS.INITBYPROB q 0.001 0.01"), ok());
+        assert_eq!(line(c, "CMS.INFO q"), info_sized(resp3, 2000, 7, 0, 4));
+    });
+}
+
+/// 8.12 spec §2, §3.2: each size reaches its maximum (2^63 − 1 for 8),
+/// one more is refused; 256 on 1-byte cells changes nothing.
+#[test]
+fn cell_size_maxima() {
+    each(|c, resp3| {
+        for (size, max) in [(1, 255i64), (2, 65535), (4, 4294967295), (8, i64::MAX)] {
+            let key = format!("m{size}");
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {key} 1 1 CELL_SIZE {size}")),
+                ok()
+            );
+            assert_eq!(
+                c.cmd(&["CMS.INCRBY", &key, "a", &max.to_string()]),
+                ints(&[max])
+            );
+            assert_eq!(
+                c.cmd(&["CMS.INCRBY", &key, "a", "1"]),
+                arr(vec![err(OVERFLOW)])
+            );
+            assert_eq!(c.cmd(&["CMS.QUERY", &key, "a"]), ints(&[max]));
+            assert_eq!(
+                c.cmd(&["CMS.INFO", &key]),
+                info_sized(resp3, 1, 1, max, size)
+            );
+        }
+        assert_eq!(line(c, "CMS.INITBYDIM one 20 5 CELL_SIZE 1"), ok());
+        assert_eq!(line(c, "CMS.INCRBY one a 256"), arr(vec![err(OVERFLOW)]));
+        assert_eq!(line(c, "CMS.QUERY one a"), ints(&[0]));
+        assert_eq!(line(c, "CMS.INFO one"), info_sized(resp3, 20, 5, 0, 1));
+        // 4×2, 1-byte cells (the spec's computed vector).
+        assert_eq!(line(c, "CMS.INITBYDIM c 4 2 CELL_SIZE 1"), ok());
+        assert_eq!(
+            line(c, "CMS.INCRBY c foo 250 foo 10"),
+            arr(vec![int(250), err(OVERFLOW)])
+        );
+        assert_eq!(
+            line(c, "CMS.INCRBY c bar 5 foo -251"),
+            arr(vec![int(5), err(UNDERFLOW)])
+        );
+        assert_eq!(line(c, "CMS.INFO c"), info_sized(resp3, 4, 2, 255, 1));
+        // The total's headroom: a full 8-byte cell leaves none.
+        assert_eq!(line(c, "CMS.INITBYDIM e 100 1 CELL_SIZE 8"), ok());
+        assert_eq!(
+            line(c, "CMS.INCRBY e a 9223372036854775807"),
+            ints(&[i64::MAX])
+        );
+        assert_eq!(line(c, "CMS.QUERY e b"), ints(&[0]));
+        assert_eq!(line(c, "CMS.INCRBY e b 1"), arr(vec![err(OVERFLOW)]));
+        assert_eq!(
+            line(c, "CMS.INFO e"),
+            info_sized(resp3, 100, 1, i64::MAX, 8)
+        );
+    });
+}
+
+/// 8.12 spec §3.2: decrements, underflow per element, later pairs still
+/// applied and seeing the earlier ones, zero answering the estimate.
+#[test]
+fn decrements_and_underflow() {
+    each(|c, resp3| {
+        for size in [1, 2, 4, 8] {
+            let key = format!("d{size}");
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {key} 1000 5 CELL_SIZE {size}")),
+                ok()
+            );
+            assert_eq!(c.cmd(&["CMS.INCRBY", &key, "a", "100"]), ints(&[100]));
+            assert_eq!(c.cmd(&["CMS.INCRBY", &key, "a", "-40"]), ints(&[60]));
+            assert_eq!(c.cmd(&["CMS.INCRBY", &key, "a", "-60"]), ints(&[0]));
+            assert_eq!(
+                c.cmd(&["CMS.INFO", &key]),
+                info_sized(resp3, 1000, 5, 0, size)
+            );
+        }
+        assert_eq!(line(c, "CMS.INITBYDIM cms 1000 5"), ok());
+        assert_eq!(line(c, "CMS.INCRBY cms a 10"), ints(&[10]));
+        let before = c.cmd(&["DUMP", "cms"]);
+        assert_eq!(line(c, "CMS.INCRBY cms a -11"), arr(vec![err(UNDERFLOW)]));
+        assert_eq!(
+            line(c, "CMS.INCRBY cms never_added -1"),
+            arr(vec![err(UNDERFLOW)])
+        );
+        assert_eq!(c.cmd(&["DUMP", "cms"]), before);
+        assert_eq!(line(c, "CMS.INCRBY cms a 0 zz 0"), ints(&[10, 0]));
+        assert_eq!(
+            line(c, "CMS.INCRBY cms a -100 b 3 a -4"),
+            arr(vec![err(UNDERFLOW), int(3), int(6)])
+        );
+        assert_eq!(line(c, "CMS.QUERY cms a b"), ints(&[6, 3]));
+        assert_eq!(line(c, "CMS.INFO cms"), info(resp3, 1000, 5, 9));
+        assert_eq!(
+            line(c, "CMS.INCRBY cms a -9223372036854775807"),
+            arr(vec![err(UNDERFLOW)])
+        );
+        // −2^63 has no magnitude: the whole command is refused.
+        assert_eq!(
+            line(c, "CMS.INCRBY cms a 1 a -9223372036854775808"),
+            err("CMS: invalid increment")
+        );
+        assert_eq!(line(c, "CMS.QUERY cms a"), ints(&[6]));
+    });
+}
+
+/// 8.12 spec §3.4: equal cell sizes (after the dimensions), the sum
+/// within the destination's maximum, the new source key spec.
+#[test]
+fn merge_requires_equal_cell_sizes() {
+    each(|c, resp3| {
+        for k in ["a", "b", "dest"] {
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {k} 20 5 CELL_SIZE 2")),
+                ok()
+            );
+        }
+        assert_eq!(line(c, "CMS.INITBYDIM four 20 5"), ok());
+        assert_eq!(line(c, "CMS.INITBYDIM narrow 10 5 CELL_SIZE 2"), ok());
+        assert_eq!(line(c, "CMS.INITBYDIM narrow4 10 5"), ok());
+        line(c, "CMS.INCRBY a x 10");
+        line(c, "CMS.INCRBY b x 7");
+        assert_eq!(line(c, "CMS.MERGE dest 2 a b"), ok());
+        assert_eq!(line(c, "CMS.QUERY dest x"), ints(&[17]));
+        assert_eq!(line(c, "CMS.INFO dest"), info_sized(resp3, 20, 5, 17, 2));
+        assert_eq!(line(c, "CMS.MERGE dest 2 a b WEIGHTS 1000 1"), ok());
+        assert_eq!(line(c, "CMS.QUERY dest x"), ints(&[10007]));
+        let before = c.cmd(&["DUMP", "dest"]);
+        assert_eq!(
+            line(c, "CMS.MERGE dest 2 a b WEIGHTS 10000 1"),
+            err("CMS: MERGE overflow")
+        );
+        for (cmd, want) in [
+            ("CMS.MERGE dest 2 a four", "CMS: cell size is not equal"),
+            ("CMS.MERGE four 1 a", "CMS: cell size is not equal"),
+            (
+                "CMS.MERGE dest 2 narrow4 four",
+                "CMS: width/depth is not equal",
+            ),
+            (
+                "CMS.MERGE dest 2 narrow four",
+                "CMS: width/depth is not equal",
+            ),
+            ("CMS.MERGE dest 2 four nokey", "CMS: cell size is not equal"),
+            ("CMS.MERGE dest 2 a nokey", MISSING),
+        ] {
+            assert_eq!(line(c, cmd), err(want), "{cmd}");
+        }
+        assert_eq!(c.cmd(&["DUMP", "dest"]), before);
+        assert_eq!(
+            line(c, "COMMAND GETKEYS CMS.MERGE dest 2 a b WEIGHTS 1 2"),
+            arr(vec![bulk("dest"), bulk("a"), bulk("b")])
+        );
+    });
+}
+
+/// 8.12 spec §4.4: MEMORY USAGE grows by exactly the cells of each size
+/// (the module reports 40 + size · width · depth).
+#[test]
+fn memory_usage_follows_the_cell_size() {
+    each(|c, _| {
+        let mut usage = Vec::new();
+        for size in [1, 2, 4, 8] {
+            let key = format!("u{size}");
+            assert_eq!(
+                line(c, &format!("CMS.INITBYDIM {key} 1000 5 CELL_SIZE {size}")),
+                ok()
+            );
+            usage.push(c.cmd(&["MEMORY", "USAGE", &key]).as_int());
+        }
+        // Same key length: the server's overhead cancels out.
+        let steps: Vec<i64> = usage.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(steps, [5000, 10000, 20000], "{usage:?}");
     });
 }
 

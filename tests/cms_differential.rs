@@ -10,7 +10,12 @@
 //! rsbloom targets RedisBloom 8.x; the 2.8.2 → 8.x differences and
 //! rsbloom's additions that show in replies are mapped by `RULES` (each
 //! cites docs/cms.md); where one leaves the two keyspaces different, the
-//! key is reset on both sides and the reset counted.
+//! key is reset on both sides and the reset counted. What Redis 8.12
+//! changed on purpose (no saturation, decrements, CMS.INFO's cell size,
+//! the CELL_SIZE option) is allowlisted the same way and its keys reset;
+//! everything else must still agree. rsbloom runs with
+//! `bf.cms-rdb-encoding 0`, so DUMPs compare byte for byte and move both
+//! ways (docs/cms.md §6.5).
 //!
 //! The driver and its environment variables: `common::diff::driver`.
 mod common;
@@ -31,25 +36,97 @@ use rand::{Rng, SeedableRng};
 // whose key may differ afterwards (it is then deleted on both sides).
 // ---------------------------------------------------------------------------
 
-const RULES: &[Rule] = &[Rule {
-    // rsbloom copies every value type; RedisBloom registers no copy
-    // callback and the server refuses.
-    name: "copy-supported",
-    cite: "docs/cms.md §7.3 (COPY); RedisBloom: `ERR not supported for this module key`",
-    diverges: Some(2),
-    applies: |args, rs, rf| {
-        upper(&args[0]) == "COPY"
-            && *rs == int(1)
-            && err_is(rf, "ERR not supported for this module key")
+const RULES: &[Rule] = &[
+    Rule {
+        // rsbloom copies every value type; RedisBloom registers no copy
+        // callback and the server refuses.
+        name: "copy-supported",
+        cite: "docs/cms.md §7.3 (COPY); RedisBloom: `ERR not supported for this module key`",
+        diverges: Some(2),
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "COPY"
+                && *rs == int(1)
+                && err_is(rf, "ERR not supported for this module key")
+        },
     },
-}];
+    Rule {
+        // 8.12 refuses an increment that does not fit (cell or total) and
+        // changes nothing; 2.8.2 saturates, wraps the total and reports a
+        // minimum of exactly 2^32 − 1 as an overflow.
+        name: "812-incrby-no-saturation",
+        cite: "docs/cms.md §4.1, docs/differences.md (Redis 8.12 CMS)",
+        diverges: Some(1),
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "CMS.INCRBY"
+                && matches!((rs, rf), (Reply::Array(a), Reply::Array(b))
+                    if a.len() == b.len() && (saw_limit(a) || saw_limit(b)))
+        },
+    },
+    Rule {
+        // 8.12 applies negative increments (2.8.2 refuses the command);
+        // after one, a later bad increment or −2^63 answers instead.
+        name: "812-incrby-negative",
+        cite: "docs/cms.md §5.4, docs/differences.md (Redis 8.12 CMS)",
+        diverges: Some(1),
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "CMS.INCRBY"
+                && err_is(rf, "CMS: Number cannot be negative")
+                && (matches!(rs, Reply::Array(_))
+                    || err_is(rs, "CMS: invalid increment")
+                    || err_is(rs, "CMS: Cannot parse number"))
+        },
+    },
+    Rule {
+        // 8.12's CMS.INFO has a fourth pair; every sketch here has
+        // 4-byte cells (the legacy encoding allows no other).
+        name: "812-info-cell-size",
+        cite: "docs/cms.md §5.7",
+        diverges: None,
+        applies: |args, rs, rf| upper(&args[0]) == "CMS.INFO" && without_cell_size(rs) == *rf,
+    },
+    Rule {
+        // Six arguments: 8.12's `CELL_SIZE size` (any other fifth argument
+        // is an unknown option); 2.8.2 has only four.
+        name: "812-init-options",
+        cite: "docs/cms.md §5.2",
+        diverges: Some(1),
+        applies: |args, rs, rf| {
+            upper(&args[0]).starts_with("CMS.INIT")
+                && args.len() == 6
+                && *rf == arity(&upper(&args[0]).to_lowercase())
+                && !(*rs == arity(&upper(&args[0]).to_lowercase()))
+        },
+    },
+];
 
-/// MEMORY USAGE: RedisBloom 8.x reports `32 + 4·w·d` for a sketch, 2.8.2
-/// `8 + 8·w·d` (docs/cms.md §7.4); the server adds the same overhead to
-/// both. Checked against the key's CMS.INFO (the command runs last in its
-/// batch, so the sketch is still as measured).
+/// Whether an INCRBY reply shows a counter at its limit: an overflow or
+/// underflow element, or 2^32 − 1 itself.
+fn saw_limit(elements: &[Reply]) -> bool {
+    elements.iter().any(|e| {
+        *e == int(4294967295)
+            || err_is(e, "CMS: INCRBY overflow")
+            || err_is(e, "CMS: INCRBY underflow")
+    })
+}
+
+/// CMS.INFO without a trailing `cell_size 4` pair (RESP2 or RESP3).
+fn without_cell_size(info: &Reply) -> Reply {
+    let four = (simple("cell_size"), int(4));
+    match info {
+        Reply::Array(a) if a.len() == 8 && (a[6].clone(), a[7].clone()) == four => {
+            Reply::Array(a[..6].to_vec())
+        }
+        Reply::Map(m) if m.len() == 4 && m[3] == four => Reply::Map(m[..3].to_vec()),
+        other => other.clone(),
+    }
+}
+
+/// MEMORY USAGE: RedisBloom 8.12 reports `40 + 4·w·d` for a 4-byte
+/// sketch, 2.8.2 `8 + 8·w·d` (docs/cms.md §7.4); the server adds the same
+/// overhead to both. Checked against the key's CMS.INFO (the command runs
+/// last in its batch, so the sketch is still as measured).
 const MEMORY_RULE: &str = "memory-usage-8x-formula";
-const MEMORY_CITE: &str = "docs/cms.md §6.4, §7.4 (MEMORY USAGE 32 + 4wd vs 8 + 8wd)";
+const MEMORY_CITE: &str = "docs/cms.md §6.4, §7.4 (MEMORY USAGE 40 + 4wd vs 8 + 8wd)";
 
 // ---------------------------------------------------------------------------
 // Generator
@@ -119,11 +196,13 @@ impl Gen {
         }
     }
 
+    /// Increments 2.8.2 and 8.12 treat alike, mostly; the big and the
+    /// negative ones (whose keys are then reset) are rare.
     fn increment(&mut self) -> Vec<u8> {
-        match self.rng.gen_range(0..100) {
-            0..=69 => self.num(0, 20),
-            70..=79 => self.num(1000, 1_000_000),
-            80..=89 => self.s(&[
+        match self.rng.gen_range(0..1000) {
+            0..=719 => self.num(0, 20),
+            720..=859 => self.num(1000, 1_000_000),
+            860..=889 => self.s(&[
                 "2147483647",
                 "4294967294",
                 "4294967295",
@@ -131,7 +210,8 @@ impl Gen {
                 "9223372036854775807",
                 "1099511627776",
             ]),
-            90..=94 => self.s(&["-1", "-5", "-9223372036854775808"]),
+            890..=899 => self.s(&["-1", "-5"]),
+            900..=939 => self.s(&["-9223372036854775808"]),
             _ => self.s(BAD_INTS),
         }
     }
@@ -305,6 +385,16 @@ impl Gen {
             _ => vec![b"DEL".to_vec(), key.clone()],
         };
         let args = self.mangle_arity(args, Self::item);
+        if upper(&args[0]) == "CMS.INCRBY" {
+            // Ends its batch, so that a key it leaves different (8.12 refuses
+            // what 2.8.2 saturates) is reset before any later command.
+            let reset = changed_in_812(&args).then_some(DIVERGED_812);
+            return Op {
+                isolate: true,
+                reset,
+                ..Op::new(args)
+            };
+        }
         if KEYS.iter().any(|k| k.as_bytes() == key) && upper(&args[0]).starts_with("CMS.INIT") {
             // Often start over, so that creation really creates.
             if self.chance(25) {
@@ -368,7 +458,7 @@ fn fixed_key_setup(key: &[u8]) -> Option<Args> {
     Some(sargs(&cmd.split(' ').collect::<Vec<_>>()))
 }
 
-/// rsbloom `32 + 4wd + o`, the reference `8 + 8wd + o`, for the
+/// rsbloom `40 + 4wd + o`, the reference `8 + 8wd + o`, for the
 /// sketch's current CMS.INFO (the same on both sides).
 fn memory_formula_holds(rs_side: &mut Side, key: &[u8], rs: &Reply, rf: &Reply) -> bool {
     let info = rs_side.cmd(&[b"CMS.INFO".to_vec(), key.to_vec()]);
@@ -376,7 +466,7 @@ fn memory_formula_holds(rs_side: &mut Side, key: &[u8], rs: &Reply, rf: &Reply) 
         return false;
     };
     let cells = f[1].as_int() * f[3].as_int();
-    rf - rs == 4 * cells - 24
+    rf - rs == 4 * cells - 32
 }
 
 // ---------------------------------------------------------------------------
@@ -431,6 +521,7 @@ impl Family for Gen {
     const RULES: &'static [Rule] = RULES;
     const EXPLAINED: &'static [(&'static str, &'static str)] = &[(MEMORY_RULE, MEMORY_CITE)];
     const CHECK_COMMANDS: &'static [&'static str] = &["DUMP", "CMS.INFO", "TYPE"];
+    const SUBJECT_ARGS: &'static [&'static str] = &["--bf.cms-rdb-encoding", "0"];
 
     fn rng(&mut self) -> &mut SmallRng {
         &mut self.rng
@@ -460,6 +551,14 @@ impl Family for Gen {
         reply_outcomes(reply, |x| (*x == saturated).then(|| "[4294967294]".into()))
     }
 
+    /// CMS.INFO compared without the cell size ([`without_cell_size`]).
+    fn observe(&mut self, side: &mut Side, key: &[u8]) -> Vec<Reply> {
+        Self::CHECK_COMMANDS
+            .iter()
+            .map(|c| without_cell_size(&side.cmd(&[c.as_bytes().to_vec(), key.to_vec()])))
+            .collect()
+    }
+
     fn check_keys(&mut self) -> Vec<Vec<u8>> {
         KEYS.iter()
             .chain(OTHER)
@@ -483,11 +582,14 @@ impl Family for Gen {
         let (ra, rb) = pipeline2(d.rs.conn(resp3), d.rf.conn(resp3), &cmds);
         let mut replies = ra.into_iter().zip(rb);
         let mut out = Vec::new();
-        for op in ops {
+        for mut op in ops {
             if let Kind::CrossRestore { src, dst } = &op.kind {
                 out.extend(self.cross_restore(d, src, dst, resp3));
             } else {
                 let (a, b) = replies.next().expect("a reply per command");
+                if op.reset.is_none() && may_diverge_silently(&op.args, &a, &b) {
+                    op.reset = Some(DIVERGED_812);
+                }
                 out.push((op, a, b));
             }
         }
@@ -512,6 +614,33 @@ impl Family for Gen {
     }
 }
 
+/// Reset reason of a key an INCRBY may have left different (counted).
+const DIVERGED_812: &str = "812-incrby-may-differ";
+
+/// An INCRBY whose effect 8.12 changed: a negative increment (but −2^63,
+/// which both refuse), or one big enough that two overflow a counter (2^30
+/// and more; smaller ones only add up to an overflow over many commands,
+/// which [`may_diverge_silently`] and the rules catch).
+fn changed_in_812(args: &[Vec<u8>]) -> bool {
+    args.iter()
+        .skip(3)
+        .step_by(2)
+        .filter_map(|a| redis_ll(a))
+        .any(|v| v != i64::MIN && !(0..1 << 30).contains(&v))
+}
+
+/// An INCRBY after which the sides may differ even with equal replies:
+/// 2.8.2 saturated (or wrapped the total) where 8.12 refused, or 8.12
+/// applied what 2.8.2 refused. The key is reset whatever the replies.
+fn may_diverge_silently(args: &[Vec<u8>], rs: &Reply, rf: &Reply) -> bool {
+    upper(&args[0]) == "CMS.INCRBY"
+        && match (rs, rf) {
+            (Reply::Array(a), Reply::Array(b)) => saw_limit(a) || saw_limit(b),
+            (Reply::Array(_), _) => true,
+            _ => false,
+        }
+}
+
 /// Outcomes a stream of 100 000 commands must have produced (the
 /// generator's reach), as `command reference-outcome` keys.
 const MUST_SEE: &[&str] = &[
@@ -528,7 +657,6 @@ const MUST_SEE: &[&str] = &[
     "CMS.INITBYPROB -CMS: Insufficient memory to create the key",
     "CMS.INCRBY array",
     "CMS.INCRBY [-CMS: INCRBY overflow]",
-    "CMS.INCRBY [4294967294]",
     "CMS.INCRBY -CMS: Cannot parse number",
     "CMS.INCRBY -CMS: Number cannot be negative",
     "CMS.INCRBY -CMS: key does not exist",
@@ -585,6 +713,88 @@ fn allowlist_rules_are_narrow() {
         None
     );
     assert_eq!(find(&["COPY", "k0", "k1"], int(1), int(0)), None);
+    let over = || err("CMS: INCRBY overflow");
+    assert_eq!(
+        find(
+            &["CMS.INCRBY", "k0", "a", "4294967296"],
+            arr(vec![over()]),
+            arr(vec![over()])
+        ),
+        Some("812-incrby-no-saturation")
+    );
+    assert_eq!(
+        find(
+            &["CMS.INCRBY", "k0", "a", "4294967295"],
+            arr(vec![int(4294967295)]),
+            arr(vec![over()])
+        ),
+        Some("812-incrby-no-saturation")
+    );
+    // Other counts, or no counter at its limit: not this rule.
+    assert_eq!(
+        find(
+            &["CMS.INCRBY", "k0", "a", "1"],
+            arr(vec![int(2)]),
+            arr(vec![int(1)])
+        ),
+        None
+    );
+    assert_eq!(
+        find(
+            &["CMS.INCRBY", "k0", "a", "1", "b", "1"],
+            arr(vec![over()]),
+            arr(vec![over(), int(1)])
+        ),
+        None
+    );
+    assert_eq!(
+        find(
+            &["CMS.INCRBY", "k0", "a", "-1"],
+            arr(vec![int(0)]),
+            err("CMS: Number cannot be negative")
+        ),
+        Some("812-incrby-negative")
+    );
+    assert_eq!(
+        find(
+            &["CMS.INCRBY", "k0", "a", "-1"],
+            err("CMS: key does not exist"),
+            err("CMS: Number cannot be negative")
+        ),
+        None
+    );
+    let info3 = arr(vec![
+        simple("width"),
+        int(20),
+        simple("depth"),
+        int(5),
+        simple("count"),
+        int(7),
+    ]);
+    let mut four = info3.as_array().to_vec();
+    four.extend([simple("cell_size"), int(4)]);
+    assert_eq!(
+        find(&["CMS.INFO", "k0"], arr(four.clone()), info3.clone()),
+        Some("812-info-cell-size")
+    );
+    four[7] = int(2);
+    assert_eq!(find(&["CMS.INFO", "k0"], arr(four), info3.clone()), None);
+    assert_eq!(
+        find(
+            &["CMS.INITBYDIM", "k0", "2", "2", "x", "y"],
+            err("CMS: unknown argument"),
+            arity("cms.initbydim")
+        ),
+        Some("812-init-options")
+    );
+    assert_eq!(
+        find(
+            &["CMS.INITBYDIM", "k0", "2", "2", "x"],
+            err("CMS: unknown argument"),
+            arity("cms.initbydim")
+        ),
+        None
+    );
     assert_eq!(
         find(
             &["CMS.QUERY", "k0", "a"],

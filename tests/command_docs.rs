@@ -108,17 +108,19 @@ const ROWS: &[Row] = &[
           summary: "Begins an incremental save of the bloom filter", complexity: O_N_CAP,
           args: "key:key iterator:integer" },
     Row { name: "cms.incrby", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
-          summary: "Increases the count of one or more items by increment", complexity: O_N_ITEMS,
+          summary: "Changes the count of one or more items by increment, which may be negative", complexity: O_N_ITEMS,
           args: "key:key items:block{multiple}(item:string increment:integer)" },
     Row { name: "cms.info", arity: 2, flags: "readonly", key: "RO", since: "2.0.0", tips: "dont_cache",
           summary: "Returns information about a sketch", complexity: "O(1)", args: "key:key" },
-    Row { name: "cms.initbydim", arity: 4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+    Row { name: "cms.initbydim", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
           summary: "Initializes a Count-Min Sketch to dimensions specified by user", complexity: "O(1)",
-          args: "key:key width:integer depth:integer" },
-    Row { name: "cms.initbyprob", arity: 4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          args: "key:key width:integer depth:integer \
+                 cellsize:block{optional}(cell_size:pure-token[CELL_SIZE] size:integer)" },
+    Row { name: "cms.initbyprob", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
           summary: "Initializes a Count-Min Sketch to accommodate requested tolerances.", complexity: "O(1)",
-          args: "key:key error:double probability:double" },
-    Row { name: "cms.merge", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
+          args: "key:key error:double probability:double \
+                 cellsize:block{optional}(cell_size:pure-token[CELL_SIZE] size:integer)" },
+    Row { name: "cms.merge", arity: -4, flags: "write denyoom movablekeys", key: "RW", since: "2.0.0", tips: "",
           summary: "Merges several sketches into one sketch", complexity: "O(n) where n is the number of sketches",
           args: "key:key numKeys:integer source:key{multiple} \
                  weights:block{optional}(weights:pure-token[WEIGHTS] weight:double{multiple})" },
@@ -259,6 +261,17 @@ fn key_spec(access: &str) -> String {
     )
 }
 
+/// A row's key specs: the MERGE commands also declare their sources.
+fn row_specs(row: &Row) -> String {
+    let mut specs = key_spec(row.key);
+    if matches!(row.name, "cms.merge" | "tdigest.merge") {
+        specs.pop();
+        specs += " [flags [RO] begin_search [type index spec [index 2]] \
+                  find_keys [type keynum spec [keynumidx 0 firstkey 1 keystep 1]]]]";
+    }
+    specs
+}
+
 /// COMMAND INFO of one row: name, arity, flags, key positions, tips, key
 /// specs (`specs` rendered), no subcommands.
 fn assert_command_info(c: &mut Conn, flavor: Flavor, row: &Row, specs: &str) {
@@ -295,7 +308,7 @@ fn command_info_arity_flags_tips_and_key_specs() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         for row in ROWS {
-            assert_command_info(&mut c, flavor, row, &key_spec(row.key));
+            assert_command_info(&mut c, flavor, row, &row_specs(row));
         }
     }
 }
@@ -387,14 +400,14 @@ fn command_docs_in_full() {
              {name: items, type: pure-token, token: ITEMS} \
              {name: item, type: string, flags: [multiple]}]}",
         ),
-        // Sources refer to the destination's key spec: there is no other.
+        // Sources are keys of their own key spec (Redis 8.12).
         (
             "CMS.MERGE",
             "{summary: Merges several sketches into one sketch, since: 2.0.0, group: module, \
              complexity: O(n) where n is the number of sketches, module: bf, arguments: [\
              {name: key, type: key, key_spec_index: 0} \
              {name: numKeys, type: integer} \
-             {name: source, type: key, key_spec_index: 0, flags: [multiple]} \
+             {name: source, type: key, key_spec_index: 1, flags: [multiple]} \
              {name: weights, type: block, flags: [optional], arguments: [\
              {name: weights, type: pure-token, token: WEIGHTS} \
              {name: weight, type: double, flags: [multiple]}]}]}",
@@ -483,10 +496,10 @@ fn getkeys_and_server_side_arity_check() {
     }
 }
 
-/// docs/cms.md §1.2: CMS.MERGE sources are not declared keys (ACL key
-/// patterns and cluster slot checks see the destination only).
+/// docs/cms.md §1.2: CMS.MERGE declares its sources (Redis 8.12), so ACL
+/// key patterns and cluster slot checks see them.
 #[test]
-fn cms_merge_declares_only_its_destination() {
+fn cms_merge_declares_its_sources() {
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
@@ -503,7 +516,7 @@ fn cms_merge_declares_only_its_destination() {
                 "1",
                 "2"
             ]),
-            Reply::Array(vec![bulk("d")])
+            Reply::Array(vec![bulk("d"), bulk("s1"), bulk("s2")])
         );
         assert_eq!(
             c.cmd(&["COMMAND", "GETKEYS", "CMS.INCRBY", "k", "a", "1"]),
@@ -512,6 +525,10 @@ fn cms_merge_declares_only_its_destination() {
         assert_eq!(
             line(&mut c, "CMS.INCRBY k a"),
             err("ERR wrong number of arguments for 'cms.incrby' command")
+        );
+        assert_eq!(
+            line(&mut c, "CMS.INITBYDIM k 1 1 CELL_SIZE"),
+            err("ERR wrong number of arguments for 'cms.initbydim' command")
         );
     }
 }
@@ -591,13 +608,7 @@ fn tdigest_command_info_and_docs() {
         let mut c = s.conn();
         let mut c3 = s.conn3();
         for row in TD_ROWS {
-            let mut specs = key_spec(row.key);
-            if row.name == "tdigest.merge" {
-                specs.pop();
-                specs += " [flags [RO] begin_search [type index spec [index 2]] \
-                          find_keys [type keynum spec [keynumidx 0 firstkey 1 keystep 1]]]]";
-            }
-            assert_command_info(&mut c, flavor, row, &specs);
+            assert_command_info(&mut c, flavor, row, &row_specs(row));
             let ctx = format!("{flavor:?} {}", row.name);
             let d = docs(&mut c3, flavor, row.name);
             let m = as_map(&d);

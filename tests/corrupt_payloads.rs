@@ -811,6 +811,15 @@ fn cms_sources(c: &mut Conn) -> Vec<Vec<u8>> {
             "CMS.INITBYDIM g 5 2",
             "CMS.INCRBY g a 4294967295 b 9223372036854775807",
         ],
+        &["CMS.INITBYDIM g 6 3 CELL_SIZE 1", "CMS.INCRBY g a 255 b 3"],
+        &[
+            "CMS.INITBYDIM g 6 3 CELL_SIZE 2",
+            "CMS.INCRBY g a 65535 b 3",
+        ],
+        &[
+            "CMS.INITBYDIM g 4 2 CELL_SIZE 8",
+            "CMS.INCRBY g a 9223372036854775807",
+        ],
     ];
     setups
         .iter()
@@ -848,9 +857,7 @@ fn cms_crafted(ver: u16) -> Vec<Vec<u8>> {
         value(1 << 32, 1 << 30, 0),
         value(1 << 40, 1, 64),
     ];
-    // Encoding version 1 does not exist.
-    let prims = [Prim::U(1), Prim::U(1), Prim::U(0), Prim::S(vec![0; 4])];
-    out.push(dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver));
+    out.extend(cms_812_crafted(ver));
     out
 }
 
@@ -863,11 +870,11 @@ fn check_sketch(c: &mut Conn, key: &str) -> Result<(), String> {
     };
     let cells = f[1].as_int().checked_mul(f[3].as_int());
     let (_, prims) = dump::parse(c.cmd(&["DUMP", key]).as_bytes());
-    let array = match &prims[..] {
-        [_, _, _, Prim::S(s)] => s.len() as i64,
+    let (size, array) = match &prims[..] {
+        [_, _, _, Prim::U(size), Prim::S(s)] => (*size as i64, s.len() as i64),
         _ => return Err(format!("DUMP primitives {prims:?}")),
     };
-    if cells.and_then(|n| n.checked_mul(4)) != Some(array) {
+    if f[7].as_int() != size || cells.and_then(|n| n.checked_mul(size)) != Some(array) {
         return Err(format!("{info:?} with a {array}-byte array"));
     }
     for cmd in [
@@ -932,6 +939,126 @@ fn corrupt_cms_payloads_are_contained() {
         }
         assert!(tallied(&tally, "restored") >= 60, "{tally:?}");
         assert!(tallied(&tally, "ERR Bad data format") >= 100, "{tally:?}");
+    }
+}
+
+// ---------------------------------------------------------------- CMS, Redis 8.12
+// The load validation of encoding 1 (docs/cms.md §6.2; 8.12 spec §4.3).
+
+/// Encoding-1 values each rule refuses, and encoding-0 totals beyond
+/// 2^63 − 1 (which RedisBloom 8.4 could write), and encoding 2.
+fn cms_812_crafted(ver: u16) -> Vec<Vec<u8>> {
+    let v1 = |w: u64, d: u64, count: u64, size: u64, array: Vec<u8>| {
+        let prims = [
+            Prim::U(w),
+            Prim::U(d),
+            Prim::U(count),
+            Prim::U(size),
+            Prim::S(array),
+        ];
+        dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver)
+    };
+    let mut out: Vec<Vec<u8>> = [0, 3, 5, 16, (1 << 32) + 4, u64::MAX]
+        .into_iter()
+        .map(|size| v1(4, 2, 0, size, vec![0; 32]))
+        .collect();
+    out.extend([
+        // The array of another size than the cells need.
+        v1(4, 2, 0, 2, vec![0; 32]),
+        v1(4, 2, 0, 8, vec![0; 32]),
+        v1(4, 2, 0, 1, vec![0; 7]),
+        // The total beyond 2^63 − 1.
+        v1(4, 2, 1 << 63, 4, vec![0; 32]),
+        v1(4, 2, u64::MAX, 1, vec![0; 8]),
+        // An 8-byte cell beyond 2^63 − 1.
+        v1(
+            2,
+            1,
+            0,
+            8,
+            [0, 1 << 63]
+                .iter()
+                .flat_map(|c: &u64| c.to_le_bytes())
+                .collect(),
+        ),
+        v1(1, 1, 0, 8, u64::MAX.to_le_bytes().to_vec()),
+        // 8 · 2^61 wraps to 0.
+        v1(1 << 61, 1, 0, 8, Vec::new()),
+        v1(0, 2, 0, 4, Vec::new()),
+    ]);
+    let v0 = [
+        Prim::U(4),
+        Prim::U(2),
+        Prim::U(1 << 63),
+        Prim::S(vec![0; 32]),
+    ];
+    out.push(dump::payload(dump::CMS_MODULE_ID, &v0, ver));
+    // Encoding version 2 does not exist.
+    let prims = [
+        Prim::U(1),
+        Prim::U(1),
+        Prim::U(0),
+        Prim::U(4),
+        Prim::S(vec![0; 4]),
+    ];
+    out.push(dump::payload(dump::CMS_MODULE_ID + 2, &prims, ver));
+    out
+}
+
+/// What loads although odd: a total below the cells (not compared), an
+/// 8-byte cell of exactly 2^63 − 1; each then refuses what would leave its
+/// range (RedisBloom's `test_incrby_underflow_corrupt_counter`).
+#[test]
+fn cms_812_odd_but_valid_values_load() {
+    for flavor in flavors() {
+        let s = uncompressed_server(flavor);
+        let mut c = s.conn();
+        assert_eq!(line(&mut c, "CMS.INITBYDIM g 20 5"), ok());
+        let ver = dump::rdb_version(c.cmd(&["DUMP", "g"]).as_bytes());
+        let v1 = |w: u64, d: u64, count: u64, size: u64, array: Vec<u8>| {
+            let prims = [
+                Prim::U(w),
+                Prim::U(d),
+                Prim::U(count),
+                Prim::U(size),
+                Prim::S(array),
+            ];
+            dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver)
+        };
+        line(&mut c, "CMS.INCRBY g a 7");
+        let (_, mut prims) = dump::parse(c.cmd(&["DUMP", "g"]).as_bytes());
+        prims[2] = Prim::U(0);
+        let bad = dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver);
+        assert_eq!(c.cmd(&args!["RESTORE", "bad", "0", &bad]), ok());
+        assert_eq!(line(&mut c, "CMS.QUERY bad a"), arr(vec![int(7)]));
+        assert_eq!(
+            line(&mut c, "CMS.INCRBY bad a -7"),
+            arr(vec![err("CMS: INCRBY underflow")])
+        );
+        let full = v1(
+            1,
+            1,
+            i64::MAX as u64,
+            8,
+            (i64::MAX as u64).to_le_bytes().to_vec(),
+        );
+        assert_eq!(c.cmd(&args!["RESTORE", "full", "0", &full]), ok());
+        assert_eq!(line(&mut c, "CMS.QUERY full a"), arr(vec![int(i64::MAX)]));
+        assert_eq!(
+            line(&mut c, "CMS.INCRBY full a 1"),
+            arr(vec![err("CMS: INCRBY overflow")])
+        );
+        assert_eq!(
+            line(&mut c, "CMS.INCRBY full a -1"),
+            arr(vec![int(i64::MAX - 1)])
+        );
+        for crafted in cms_812_crafted(ver) {
+            assert_eq!(
+                c.cmd(&args!["RESTORE", "victim", "0", &crafted]),
+                err("ERR Bad data format")
+            );
+        }
+        alive(&mut c);
     }
 }
 

@@ -25,10 +25,10 @@ fn loads_with_redisbloom_identity_on_every_server() {
         assert_eq!(modules.len(), 1, "{flavor:?}: {modules:?}");
         let entry = &modules[0];
         assert_eq!(entry[1], bulk("bf"), "{flavor:?}");
-        assert_eq!(entry[3], int(80400), "{flavor:?}");
+        assert_eq!(entry[3], int(81181), "{flavor:?}");
         assert!(s
             .log()
-            .contains("rsbloom 0.1.0 loaded (RedisBloom 8.4.0 compatible)"));
+            .contains("rsbloom 0.1.0 loaded (RedisBloom 8.11.81 compatible)"));
     }
 }
 

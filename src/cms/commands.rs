@@ -2,17 +2,26 @@
 //! (parsed in the core), the sketch operation, the reply, replication.
 
 use rsbloom_core::args::cms::{
-    incrby_arity, parse_dims, parse_error_prob, parse_increment, parse_merge, parse_weight,
+    incrby_arity, init_arity, parse_cell_size, parse_dims, parse_error_prob, parse_increment,
+    parse_merge, parse_weight,
 };
-use rsbloom_core::cms::{CountMinSketch, CreateError, MergeError, Source, SATURATED};
+use rsbloom_core::cms::{
+    check_dims, dims_for_error, CellSize, CountMinSketch, CreateError, Incremented, MergeError,
+    Rejected, Source,
+};
 
 use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
 
 const KEY_MISSING: ReplyError = ReplyError::Text("CMS: key does not exist");
 const KEY_EXISTS: ReplyError = ReplyError::Text("CMS: key already exists");
 const INCRBY_OVERFLOW: &str = "CMS: INCRBY overflow";
+const INCRBY_UNDERFLOW: &str = "CMS: INCRBY underflow";
 const MERGE_OVERFLOW: ReplyError = ReplyError::Text("CMS: MERGE overflow");
 const SHAPE_DIFFERS: ReplyError = ReplyError::Text("CMS: width/depth is not equal");
+const CELL_SIZE_DIFFERS: ReplyError = ReplyError::Text("CMS: cell size is not equal");
+/// Under `bf.cms-rdb-encoding 0` only 4-byte sketches can be saved.
+const LEGACY_CELL_SIZE: ReplyError =
+    ReplyError::Text("CMS: CELL_SIZE must be 4 while bf.cms-rdb-encoding is 0");
 
 type Reply = Result<(), ReplyError>;
 
@@ -36,48 +45,52 @@ fn found<R>(lookup: Lookup<R>) -> Result<R, ReplyError> {
 
 // ---- CMS.INITBYDIM / CMS.INITBYPROB (§5.2, §5.3) ----
 
-/// The shared path: exactly two numbers after the key, which must not exist
-/// (of any type, checked before the numbers).
+/// The shared path: two numbers after the key, which must not exist (of
+/// any type, checked before the numbers), then the dimensions' checks,
+/// the CELL_SIZE option, and the allocation (§5.2 order).
 fn init(
     ctx: &Ctx,
     args: &[RStr],
-    create: impl FnOnce(&[u8], &[u8]) -> Result<CountMinSketch, ReplyError>,
+    dims: impl FnOnce(&[u8], &[u8]) -> Result<(u64, u64), ReplyError>,
 ) -> Reply {
-    let [_, name, a, b] = args else {
+    init_arity(args.len())?;
+    let [_, name, a, b, options @ ..] = args else {
         return Err(ReplyError::WrongArity);
     };
     let mut key = ctx.open_key(name, true);
     if !matches!(key.get::<CountMinSketch>(), Lookup::Missing) {
         return Err(KEY_EXISTS);
     }
-    key.set(Box::new(create(a.as_ref(), b.as_ref())?));
+    let (width, depth) = dims(a.as_ref(), b.as_ref())?;
+    check_dims(width, depth).map_err(create_error)?;
+    let cell_size = parse_cell_size(options)?;
+    if cell_size != CellSize::Four && super::encoding::legacy_encoding() {
+        return Err(LEGACY_CELL_SIZE);
+    }
+    let sketch = CountMinSketch::new(width, depth, cell_size).map_err(create_error)?;
+    key.set(Box::new(sketch));
     ctx.reply_ok();
     ctx.propagate();
     Ok(())
 }
 
-fn created(r: Result<CountMinSketch, CreateError>) -> Result<CountMinSketch, ReplyError> {
-    r.map_err(|e| {
-        ReplyError::Text(match e {
-            CreateError::Invalid => "CMS: invalid init arguments",
-            CreateError::OutOfMemory => "CMS: Insufficient memory to create the key",
-        })
+fn create_error(e: CreateError) -> ReplyError {
+    ReplyError::Text(match e {
+        CreateError::Invalid => "CMS: invalid init arguments",
+        CreateError::OutOfMemory => "CMS: Insufficient memory to create the key",
     })
 }
 
-/// CMS.INITBYDIM key width depth
+/// CMS.INITBYDIM key width depth [CELL_SIZE size]
 pub fn initbydim(ctx: &Ctx, args: &[RStr]) -> Reply {
-    init(ctx, args, |w, d| {
-        let (width, depth) = parse_dims(w, d)?;
-        created(CountMinSketch::new(width, depth))
-    })
+    init(ctx, args, |w, d| Ok(parse_dims(w, d)?))
 }
 
-/// CMS.INITBYPROB key error probability
+/// CMS.INITBYPROB key error probability [CELL_SIZE size]
 pub fn initbyprob(ctx: &Ctx, args: &[RStr]) -> Reply {
     init(ctx, args, |e, p| {
         let (error, probability) = parse_error_prob(e, p)?;
-        created(CountMinSketch::for_error(error, probability))
+        dims_for_error(error, probability).ok_or(create_error(CreateError::Invalid))
     })
 }
 
@@ -88,12 +101,22 @@ fn pair_item(p: &[RStr; 2]) -> &[u8] {
 }
 
 /// An increment already validated by the first pass.
-fn pair_increment(p: &[RStr; 2]) -> u64 {
+fn pair_increment(p: &[RStr; 2]) -> i64 {
     parse_increment(p[1].as_ref()).unwrap_or(0)
 }
 
+fn reply_incremented(ctx: &Ctx, r: Incremented) {
+    match r {
+        // Counters are at most 2^63 − 1.
+        Ok(v) => ctx.reply_int(i64::try_from(v).unwrap_or(i64::MAX)),
+        Err(Rejected::Overflow) => ctx.reply_error(INCRBY_OVERFLOW),
+        Err(Rejected::Underflow) => ctx.reply_error(INCRBY_UNDERFLOW),
+    }
+}
+
 /// CMS.INCRBY key item increment [item increment ...]: every increment is
-/// checked before any is applied; the reply has one element per pair.
+/// checked before any is applied; the reply has one element per pair, and
+/// the command is replicated even when every pair was refused.
 pub fn incrby(ctx: &Ctx, args: &[RStr]) -> Reply {
     incrby_arity(args.len())?;
     let [_, name, rest @ ..] = args else {
@@ -107,12 +130,8 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> Reply {
         parse_increment(inc.as_ref())?;
     }
     ctx.reply_array(pairs.len());
-    s.increment_batch(pairs, pair_item, pair_increment, |v| {
-        if v == SATURATED {
-            ctx.reply_error(INCRBY_OVERFLOW);
-        } else {
-            ctx.reply_int(i64::from(v));
-        }
+    s.increment_batch(pairs, pair_item, pair_increment, |r| {
+        reply_incremented(ctx, r)
     });
     ctx.propagate();
     Ok(())
@@ -131,7 +150,9 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> Reply {
     let key = ctx.open_key(name, false);
     let s = sketch(&key)?;
     ctx.reply_array(items.len());
-    s.query_batch(items, |v| ctx.reply_int(i64::from(v)));
+    s.query_batch(items, |v| {
+        ctx.reply_int(i64::try_from(v).unwrap_or(i64::MAX))
+    });
     Ok(())
 }
 
@@ -139,7 +160,7 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> Reply {
 
 /// CMS.MERGE destination numKeys source [source ...] [WEIGHTS weight ...]:
 /// the destination, the shape of the call, then per source its weight, its
-/// key and its dimensions, in that order.
+/// key, its dimensions and its cell size, in that order.
 pub fn merge(ctx: &Ctx, args: &[RStr]) -> Reply {
     let [_, name, _, _, ..] = args else {
         return Err(ReplyError::WrongArity);
@@ -156,9 +177,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> Reply {
         };
         let source = args.get(shape.source_at(i)).ok_or(ReplyError::WrongArity)?;
         let key = ctx.open_key(source, false);
-        if !sketch(&key)?.same_shape(sketch(&dest_key)?) {
-            return Err(SHAPE_DIFFERS);
-        }
+        sketch(&dest_key)?
+            .mergeable(sketch(&key)?)
+            .map_err(merge_error)?;
         sources.push((key, weight));
     }
     // A source naming the destination is read through it: no other
@@ -177,18 +198,23 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> Reply {
         };
         list.push((s, *weight));
     }
-    dest.merge(&list).map_err(|e| match e {
-        MergeError::Overflow => MERGE_OVERFLOW,
-        MergeError::Shape => SHAPE_DIFFERS,
-    })?;
+    dest.merge(&list).map_err(merge_error)?;
     ctx.reply_ok();
     ctx.propagate();
     Ok(())
 }
 
+fn merge_error(e: MergeError) -> ReplyError {
+    match e {
+        MergeError::Overflow => MERGE_OVERFLOW,
+        MergeError::Shape => SHAPE_DIFFERS,
+        MergeError::CellSize => CELL_SIZE_DIFFERS,
+    }
+}
+
 // ---- CMS.INFO (§5.7) ----
 
-/// CMS.INFO key: width, depth and the total (signed).
+/// CMS.INFO key: width, depth, the total and the cell size.
 pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
     let [_, name] = args else {
         return Err(ReplyError::WrongArity);
@@ -199,6 +225,7 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
         ("width", s.width() as i64),
         ("depth", s.depth() as i64),
         ("count", s.count()),
+        ("cell_size", s.cell_size().bytes() as i64),
     ];
     ctx.reply_map(fields.len());
     for (name, value) in fields {

@@ -1,6 +1,6 @@
 //! `CMSk-TYPE`: how a sketch lives in the keyspace (docs/cms.md §1.1, §6).
 
-use rsbloom_core::cms::{CountMinSketch, ENCODING_VERSION};
+use rsbloom_core::cms::{CellSize, CountMinSketch, ENCODING_VERSION};
 use std::ffi::{c_int, CStr};
 
 use crate::ffi::datatype::{DataType, TypeCell};
@@ -15,16 +15,29 @@ impl DataType for CountMinSketch {
     const NAME: &'static CStr = c"CMSk-TYPE";
     const ENCODING_VERSION: c_int = ENCODING_VERSION;
 
+    fn registered_encoding_version() -> c_int {
+        super::encoding::rdb_encoding()
+    }
+
     fn cell() -> &'static TypeCell {
         &CELL
     }
 
     fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
-        CountMinSketch::rdb_load(src, encver).map_err(|e| format!("{e:?}"))
+        let s = CountMinSketch::rdb_load(src, encver).map_err(|e| format!("{e:?}"))?;
+        if s.cell_size() != CellSize::Four && super::encoding::legacy_encoding() {
+            return Err(format!(
+                "cell size {} refused under bf.cms-rdb-encoding 0",
+                s.cell_size().bytes()
+            ));
+        }
+        Ok(s)
     }
 
+    /// In the registered encoding; under encoding 0 every sketch has
+    /// 4-byte cells (creation and load refuse others).
     fn rdb_save_to<S: RdbSink>(&self, sink: &mut S) {
-        CountMinSketch::rdb_save(self, sink)
+        CountMinSketch::rdb_save(self, sink, super::encoding::rdb_encoding())
     }
 
     /// `RESTORE key 0 <DUMP payload>`, as RedisBloom rewrites it (§6.3).

@@ -1,5 +1,6 @@
-//! COMMAND INFO / COMMAND DOCS of the CMS.* commands, as RedisBloom 8.x
-//! registers them (docs/cms.md §1.3). Every literal is RedisBloom's.
+//! COMMAND INFO / COMMAND DOCS of the CMS.* commands, as RedisBloom for
+//! Redis 8.12 registers them (docs/cms.md §1.3). Every literal is
+//! RedisBloom's.
 
 use std::ffi::CStr;
 
@@ -10,16 +11,22 @@ const CMS_INCRBY: &[Arg] = &[
     block(c"items", &[string(c"item"), integer(c"increment")]).multiple(),
 ];
 
-const CMS_INITBYDIM: &[Arg] = &[KEY, integer(c"width"), integer(c"depth")];
+/// `[CELL_SIZE size]` of both INIT commands.
+const CELL_SIZE: Arg = block(
+    c"cellsize",
+    &[pure_token(c"cell_size", c"CELL_SIZE"), integer(c"size")],
+)
+.optional();
 
-const CMS_INITBYPROB: &[Arg] = &[KEY, double(c"error"), double(c"probability")];
+const CMS_INITBYDIM: &[Arg] = &[KEY, integer(c"width"), integer(c"depth"), CELL_SIZE];
 
-/// Sources are documented as keys of the destination's key spec: only the
-/// destination is a declared key.
+const CMS_INITBYPROB: &[Arg] = &[KEY, double(c"error"), double(c"probability"), CELL_SIZE];
+
+/// The sources are keys of their own (read-only) key spec.
 const CMS_MERGE: &[Arg] = &[
     KEY,
     integer(c"numKeys"),
-    arg(c"source", Kind::Key).multiple(),
+    key(c"source", 1).multiple(),
     block(
         c"weights",
         &[
@@ -35,12 +42,14 @@ const O_N_ITEMS: &CStr = c"O(n) where n is the number of items";
 #[rustfmt::skip]
 pub static DOCS: &[Doc] = &[
     //   name              arity access since   tips        summary / complexity / arguments
-    doc(c"CMS.INCRBY",     -4, Rw, c"2.0.0", NO_TIPS,    c"Increases the count of one or more items by increment", O_N_ITEMS, CMS_INCRBY),
+    doc(c"CMS.INCRBY",     -4, Rw, c"2.0.0", NO_TIPS,
+        c"Changes the count of one or more items by increment, which may be negative", O_N_ITEMS, CMS_INCRBY),
     doc(c"CMS.INFO",       2,  Ro, c"2.0.0", DONT_CACHE, c"Returns information about a sketch", O_1, KEY_ONLY),
-    doc(c"CMS.INITBYDIM",  4,  Rw, c"2.0.0", NO_TIPS,    c"Initializes a Count-Min Sketch to dimensions specified by user", O_1, CMS_INITBYDIM),
-    doc(c"CMS.INITBYPROB", 4,  Rw, c"2.0.0", NO_TIPS,
+    doc(c"CMS.INITBYDIM",  -4, Rw, c"2.0.0", NO_TIPS,    c"Initializes a Count-Min Sketch to dimensions specified by user", O_1, CMS_INITBYDIM),
+    doc(c"CMS.INITBYPROB", -4, Rw, c"2.0.0", NO_TIPS,
         c"Initializes a Count-Min Sketch to accommodate requested tolerances.", O_1, CMS_INITBYPROB),
     doc(c"CMS.MERGE",      -4, Rw, c"2.0.0", NO_TIPS,    c"Merges several sketches into one sketch",
-        c"O(n) where n is the number of sketches", CMS_MERGE),
+        c"O(n) where n is the number of sketches", CMS_MERGE)
+        .with_keynum(MERGE_SOURCES),
     doc(c"CMS.QUERY",      -3, Ro, c"2.0.0", NO_TIPS,    c"Returns the count for one or more items in a sketch", O_N_ITEMS, KEY_ITEMS),
 ];

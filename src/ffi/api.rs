@@ -114,6 +114,7 @@ required!(
     RedisModule_GetServerVersion,
     RedisModule_RegisterStringConfig,
     RedisModule_RegisterBoolConfig,
+    RedisModule_RegisterNumericConfig,
     RedisModule_LoadConfigs,
     RedisModule_RegisterInfoFunc,
     RedisModule_InfoAddSection,

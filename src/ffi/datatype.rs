@@ -21,6 +21,11 @@ pub trait DataType: Sized + 'static {
     /// Registered type name (9 characters; fixes the RDB module id).
     const NAME: &'static CStr;
     const ENCODING_VERSION: c_int;
+    /// The encoding version registered (and so written): the constant,
+    /// unless a load-time config chooses an older one.
+    fn registered_encoding_version() -> c_int {
+        Self::ENCODING_VERSION
+    }
 
     fn cell() -> &'static TypeCell;
     /// Decodes an RDB value; `Err` carries the reason for the server log.
@@ -250,7 +255,7 @@ pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     let handle = rm!(RedisModule_CreateDataType(
         ctx,
         T::NAME.as_ptr(),
-        T::ENCODING_VERSION,
+        T::registered_encoding_version(),
         &mut methods
     ));
     if handle.is_null() {
@@ -339,10 +344,11 @@ mod tests {
         moves_everything(cf, |c| {
             c.insert(hash_item(b"after defrag"));
         });
-        let mut cms = rsbloom_core::cms::CountMinSketch::new(300, 5).unwrap();
-        cms.increment(b"item", 3);
+        let cell = rsbloom_core::cms::CellSize::Two;
+        let mut cms = rsbloom_core::cms::CountMinSketch::new(300, 5, cell).unwrap();
+        cms.increment(b"item", 3).unwrap();
         moves_everything(cms, |c| {
-            c.increment(b"after defrag", 1);
+            c.increment(b"after defrag", 1).unwrap();
         });
         let mut topk = rsbloom_core::topk::TopK::new(20, 64, 4, 0.9).unwrap();
         for i in 0..200 {

@@ -34,15 +34,6 @@ const TRIMMED_MEAN: &[Arg] = &[
     double(c"high_cut_quantile"),
 ];
 
-/// MERGE's sources: `numkeys` at index 2, keys from the next argument on.
-const SOURCES: KeynumSpec = KeynumSpec {
-    access: Ro,
-    index: 2,
-    keynumidx: 0,
-    firstkey: 1,
-    keystep: 1,
-};
-
 const V: &CStr = c"2.4.0";
 const O_N_VALUES: &CStr = c"O(N) where N is the number of values specified.";
 
@@ -65,7 +56,7 @@ pub static DOCS: &[Doc] = &[
     doc(c"TDIGEST.MAX",           2,  Ro, V, NO_TIPS,    c"Returns the maximum observation value from a t-digest sketch", O_1, KEY_ONLY),
     doc(c"TDIGEST.MERGE",         -4, Rw, V, NO_TIPS,    c"Merges multiple t-digest sketches into a single sketch",
         c"O(N*K), where N is the number of centroids and K being the number of input sketches", MERGE)
-        .with_keynum(SOURCES),
+        .with_keynum(MERGE_SOURCES),
     doc(c"TDIGEST.MIN",           2,  Ro, V, NO_TIPS,    c"Returns the minimum observation value from a t-digest sketch", O_1, KEY_ONLY),
     doc(c"TDIGEST.QUANTILE",      -3, Ro, V, NO_TIPS,
         c"Returns, for each input fraction, an estimation of the value (floating point) that is smaller than the given fraction of observations",

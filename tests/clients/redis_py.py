@@ -79,7 +79,7 @@ def as_int(v):
 # ---- module identity: redis-py compares the version numerically.
 mods = {m[b"name"]: m[b"ver"] for m in r.module_list()}
 rec("module:version", mods.get(b"bf"))
-check(mods.get(b"bf") == {"rsbloom": 80400, "reference": 20802}[module], mods)
+check(mods.get(b"bf") == {"rsbloom": 81181, "reference": 20802}[module], mods)
 
 # ---- Bloom
 check(rec("bf.create", bf.create("bf1", 0.01, 1000)) is True, "bf.create")

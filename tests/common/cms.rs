@@ -11,7 +11,10 @@ const KEYS: [&str; 12] = [
     "m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11",
 ];
 
-pub fn writes(seed: u64, n: usize) -> Vec<Args> {
+/// `compat`: only what RedisBloom 2.8.2 and Redis 8.12 do alike (no
+/// negative increments, none that could overflow a counter), for streams
+/// replicated between the two.
+pub fn writes(seed: u64, n: usize, compat: bool) -> Vec<Args> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out: Vec<Args> = KEYS
         .iter()
@@ -27,9 +30,11 @@ pub fn writes(seed: u64, n: usize) -> Vec<Args> {
                 let mut a = sargs(&["CMS.INCRBY", key]);
                 for _ in 0..rng.gen_range(1..6) {
                     a.push(format!("i{}", rng.gen_range(0..50)).into_bytes());
-                    let inc = match rng.gen_range(0..20) {
-                        0 => "4294967295".to_string(),
-                        1 => "-1".to_string(),
+                    let inc = match rng.gen_range(0..40) {
+                        0 | 1 if !compat => "4294967295".to_string(),
+                        2 | 3 if !compat => "-1".to_string(),
+                        4 if !compat => "-9223372036854775808".to_string(),
+                        5 => "x".to_string(),
                         _ => rng.gen_range(0..100).to_string(),
                     };
                     a.push(inc.into_bytes());

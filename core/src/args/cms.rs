@@ -3,13 +3,16 @@
 //! only; the handlers check the count first.
 
 use super::{parse_f64, parse_i64, ArgError};
+use crate::cms::CellSize;
 
 const INVALID_WIDTH: ArgError = ArgError::Reply("CMS: invalid width");
 const INVALID_DEPTH: ArgError = ArgError::Reply("CMS: invalid depth");
 const INVALID_ERROR: ArgError = ArgError::Reply("CMS: invalid overestimation value");
 const INVALID_PROB: ArgError = ArgError::Reply("CMS: invalid prob value");
 const CANNOT_PARSE: ArgError = ArgError::Reply("CMS: Cannot parse number");
-const NEGATIVE: ArgError = ArgError::Reply("CMS: Number cannot be negative");
+const INVALID_INCREMENT: ArgError = ArgError::Reply("CMS: invalid increment");
+const UNKNOWN_ARGUMENT: ArgError = ArgError::Reply("CMS: unknown argument");
+const BAD_CELL_SIZE: ArgError = ArgError::Reply("CMS: CELL_SIZE must be 1, 2, 4 or 8");
 const INVALID_NUMKEYS: ArgError = ArgError::Reply("CMS: invalid numkeys");
 const NUMKEYS_NOT_POSITIVE: ArgError = ArgError::Reply("CMS: Number of keys must be positive");
 const WRONG_KEYS: ArgError = ArgError::Reply("CMS: wrong number of keys");
@@ -44,6 +47,36 @@ fn unit_open(arg: &[u8], err: ArgError) -> Result<f64, ArgError> {
     parse_f64(arg).filter(|&v| v > 0.0 && v < 1.0).ok_or(err)
 }
 
+/// CMS.INITBYDIM / CMS.INITBYPROB argument count: the key, two numbers
+/// and optionally `CELL_SIZE size`, nothing else (§5.2).
+pub fn init_arity(argc: usize) -> Result<(), ArgError> {
+    if argc == 4 || argc == 6 {
+        Ok(())
+    } else {
+        Err(ArgError::WrongArity)
+    }
+}
+
+/// The INIT commands' options after the two numbers: none (4 bytes), or
+/// the token `CELL_SIZE` (any case, exactly: RedisBloom's earlier 8.12
+/// code also took the token followed by a NUL and more) and 1, 2, 4 or 8.
+pub fn parse_cell_size<A: AsRef<[u8]>>(options: &[A]) -> Result<CellSize, ArgError> {
+    let [token, size] = options else {
+        return if options.is_empty() {
+            Ok(CellSize::Four)
+        } else {
+            Err(ArgError::WrongArity)
+        };
+    };
+    if !token.as_ref().eq_ignore_ascii_case(b"CELL_SIZE") {
+        return Err(UNKNOWN_ARGUMENT);
+    }
+    parse_i64(size.as_ref())
+        .and_then(|v| u64::try_from(v).ok())
+        .and_then(CellSize::from_bytes)
+        .ok_or(BAD_CELL_SIZE)
+}
+
 /// CMS.INCRBY argument count: a key and at least one item/increment pair.
 pub fn incrby_arity(argc: usize) -> Result<(), ArgError> {
     if argc >= 4 && argc.is_multiple_of(2) {
@@ -53,10 +86,13 @@ pub fn incrby_arity(argc: usize) -> Result<(), ArgError> {
     }
 }
 
-/// One CMS.INCRBY increment: an integer ≥ 0 (§5.4).
-pub fn parse_increment(arg: &[u8]) -> Result<u64, ArgError> {
-    let v = parse_i64(arg).ok_or(CANNOT_PARSE)?;
-    u64::try_from(v).map_err(|_| NEGATIVE)
+/// One CMS.INCRBY increment: any i64 but −2^63, whose magnitude has no
+/// i64 (§5.4).
+pub fn parse_increment(arg: &[u8]) -> Result<i64, ArgError> {
+    match parse_i64(arg).ok_or(CANNOT_PARSE)? {
+        i64::MIN => Err(INVALID_INCREMENT),
+        v => Ok(v),
+    }
 }
 
 /// The shape of a CMS.MERGE call (§5.6 steps 3–5).
@@ -174,18 +210,85 @@ mod tests {
             assert_eq!(incrby_arity(n), Err(ArgError::WrongArity), "{n}");
         }
         assert_eq!(parse_increment(b"0"), Ok(0));
-        assert_eq!(parse_increment(b"9223372036854775807"), Ok(i64::MAX as u64));
+        assert_eq!(parse_increment(b"9223372036854775807"), Ok(i64::MAX));
+        assert_eq!(parse_increment(b"-1"), Ok(-1));
+        assert_eq!(parse_increment(b"-9223372036854775807"), Ok(-i64::MAX));
         assert_eq!(
-            parse_increment(b"-1"),
-            Err(reply("CMS: Number cannot be negative"))
+            parse_increment(b"-9223372036854775808"),
+            Err(reply("CMS: invalid increment"))
         );
-        for bad in ["q", "-0", "+1", "1.5", "9223372036854775808", ""] {
+        for bad in [
+            "q",
+            "-0",
+            "+1",
+            "1.5",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "",
+        ] {
             assert_eq!(
                 parse_increment(bad.as_bytes()),
                 Err(reply("CMS: Cannot parse number")),
                 "{bad}"
             );
         }
+    }
+
+    /// §3.1 of the 8.12 spec: the count first, then the token, then the value.
+    #[test]
+    fn init_options() {
+        for n in [4, 6] {
+            assert_eq!(init_arity(n), Ok(()), "{n}");
+        }
+        for n in [0, 3, 5, 7, 8] {
+            assert_eq!(init_arity(n), Err(ArgError::WrongArity), "{n}");
+        }
+        let none: [&[u8]; 0] = [];
+        assert_eq!(parse_cell_size(&none), Ok(CellSize::Four));
+        for (size, want) in [
+            ("1", CellSize::One),
+            ("2", CellSize::Two),
+            ("4", CellSize::Four),
+            ("8", CellSize::Eight),
+        ] {
+            for token in ["CELL_SIZE", "cell_size", "Cell_Size"] {
+                assert_eq!(parse_cell_size(&argv(&format!("{token} {size}"))), Ok(want));
+            }
+        }
+        for bad in [
+            "0",
+            "3",
+            "5",
+            "6",
+            "7",
+            "9",
+            "16",
+            "-1",
+            "-4",
+            "blah",
+            "",
+            "4.5",
+            "+4",
+            "04",
+            "18446744073709551620",
+        ] {
+            assert_eq!(
+                parse_cell_size(&[&b"CELL_SIZE"[..], bad.as_bytes()]),
+                Err(reply("CMS: CELL_SIZE must be 1, 2, 4 or 8")),
+                "{bad}"
+            );
+        }
+        for token in ["OOR", "CELL_SIZE\0", "CELL_SIZE\0x", "CELLSIZE", "SEED"] {
+            assert_eq!(
+                parse_cell_size(&[token.as_bytes(), b"x"]),
+                Err(reply("CMS: unknown argument")),
+                "{token:?}"
+            );
+        }
+        assert_eq!(
+            parse_cell_size(&argv("CELL_SIZE")),
+            Err(ArgError::WrongArity)
+        );
     }
 
     fn m(line: &str) -> Result<Merge, ArgError> {

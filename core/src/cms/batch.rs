@@ -64,13 +64,13 @@ impl Geometry {
 
     /// Counter indices of `item`, row 0 first.
     #[inline]
-    pub(super) fn cells(self, item: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn cells(self, item: &[u8]) -> impl Iterator<Item = usize> + Clone + '_ {
         (0..self.depth).map(move |row| self.cell(item, row))
     }
 
     /// Counter indices of an item whose columns are `cols`, row 0 first.
     #[inline]
-    pub(super) fn cells_at(self, cols: &[u32]) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn cells_at(self, cols: &[u32]) -> impl Iterator<Item = usize> + Clone + '_ {
         cols.iter()
             .enumerate()
             .map(move |(row, &col)| self.index(row, col))

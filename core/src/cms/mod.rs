@@ -1,12 +1,14 @@
 //! Count-Min Sketch (`CMSk-TYPE`), byte-compatible with RedisBloom
 //! (docs/cms.md §2–§4).
 //!
-//! `depth` rows of `width` u32 counters, row-major. Row `i` of an item is
-//! column `MurmurHash2(item, i) mod width`; an increment raises the item's
-//! counter in every row (saturating at 2^32 - 1), a query answers the
+//! `depth` rows of `width` counters of 1, 2, 4 or 8 bytes, row-major. Row
+//! `i` of an item is column `MurmurHash2(item, i) mod width`; an increment
+//! (or decrement) changes the item's counter in every row, or nothing when
+//! a counter or the total would leave its range; a query answers the
 //! smallest of them.
 
 mod batch;
+mod cell;
 mod merge;
 mod rdb;
 mod sizing;
@@ -15,20 +17,20 @@ mod sizing;
 mod tests;
 
 pub use crate::rdb::LoadError;
+pub use cell::CellSize;
 pub use merge::{MergeError, Source};
-pub use rdb::ENCODING_VERSION;
+pub use rdb::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
 pub use sizing::dims_for_error;
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};
 use batch::Geometry;
 
-/// Bytes per counter.
-const CELL: usize = 4;
-/// Counters saturate here; a minimum of exactly this is an overflow (§4.1).
-pub const SATURATED: u32 = u32::MAX;
-/// Size of RedisBloom's sketch record (width, depth, array pointer, total
-/// counter), part of every sketch's MEMORY USAGE (§6.4).
-const RECORD_BYTES: u64 = 32;
+/// Size of RedisBloom 8.12's sketch record (width, depth, array pointer,
+/// total, cell size: 40 bytes padded), part of every sketch's MEMORY USAGE
+/// (§6.4).
+const RECORD_BYTES: u64 = 40;
+/// The total stays within 0 ..= this (§4.1).
+const MAX_TOTAL: u64 = i64::MAX as u64;
 
 /// Why `CountMinSketch::new` failed (§3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,38 +41,50 @@ pub enum CreateError {
     OutOfMemory,
 }
 
-/// A sketch. The record is 32 bytes like RedisBloom's (the counter bytes
-/// as a fat pointer, the width and the total): the depth is implied by the
-/// length, since `cells.len() = 4 · width · depth` exactly.
+/// Why one increment changed nothing (§4.1): the element errors
+/// `CMS: INCRBY overflow` and `CMS: INCRBY underflow`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejected {
+    Overflow,
+    Underflow,
+}
+
+/// The result of one increment: the new estimate, or why nothing changed.
+pub type Incremented = Result<u64, Rejected>;
+
+/// A sketch. The record is 40 bytes like RedisBloom 8.12's (the counter
+/// bytes as a fat pointer, the width, the total, the cell size): the depth
+/// is implied by the length, since `cells.len() = size · width · depth`.
 #[derive(PartialEq, Eq)]
 pub struct CountMinSketch {
-    /// Counters as RDB stores them: u32 little-endian, row-major.
+    /// Counters as RDB stores them: little-endian, row-major.
     cells: Box<[u8]>,
     width: u64,
-    /// Sum of all accepted increments and merged totals, wrapping.
+    /// Sum of all accepted increments and merged totals, 0 ..= 2^63 − 1.
     counter: u64,
+    cell_size: CellSize,
+}
+
+/// Creation check 1 of §3.3: both at least 1 and `width · depth` < 2^63.
+pub fn check_dims(width: u64, depth: u64) -> Result<(), CreateError> {
+    if width == 0 || depth == 0 || width > MAX_TOTAL / depth {
+        return Err(CreateError::Invalid);
+    }
+    Ok(())
 }
 
 impl CountMinSketch {
     /// A zeroed sketch (creation checks of §3.3).
-    pub fn new(width: u64, depth: u64) -> Result<Self, CreateError> {
-        let signed_max = i64::MAX as u64;
-        if width == 0 || depth == 0 || width > signed_max / depth {
-            return Err(CreateError::Invalid);
-        }
-        let bytes = byte_len(width, depth).ok_or(CreateError::OutOfMemory)?;
+    pub fn new(width: u64, depth: u64, cell_size: CellSize) -> Result<Self, CreateError> {
+        check_dims(width, depth)?;
+        let bytes = byte_len(width, depth, cell_size).ok_or(CreateError::OutOfMemory)?;
         let cells = try_zeroed(bytes).map_err(|_| CreateError::OutOfMemory)?;
         Ok(CountMinSketch {
             cells,
             width,
             counter: 0,
+            cell_size,
         })
-    }
-
-    /// CMS.INITBYPROB: the dimensions of §3.2, then `new`.
-    pub fn for_error(error: f64, probability: f64) -> Result<Self, CreateError> {
-        let (width, depth) = dims_for_error(error, probability).ok_or(CreateError::Invalid)?;
-        Self::new(width, depth)
     }
 
     pub fn width(&self) -> u64 {
@@ -79,12 +93,16 @@ impl CountMinSketch {
 
     pub fn depth(&self) -> u64 {
         // width ≥ 1 by construction; max(1) keeps this division panic-free.
-        (self.cells.len() / CELL) as u64 / self.width.max(1)
+        (self.cells.len() / self.cell_size.bytes()) as u64 / self.width.max(1)
     }
 
-    /// The total of increments, as CMS.INFO `count` shows it (signed, §4.4).
+    pub fn cell_size(&self) -> CellSize {
+        self.cell_size
+    }
+
+    /// The total of increments, as CMS.INFO `count` shows it (§4.4).
     pub fn count(&self) -> i64 {
-        self.counter as i64
+        i64::try_from(self.counter).unwrap_or(i64::MAX)
     }
 
     /// MEMORY USAGE (§6.4): the record and the counters.
@@ -96,61 +114,80 @@ impl CountMinSketch {
         Geometry::new(self.width, self.depth())
     }
 
-    /// The counters, each as its 4 little-endian bytes.
     #[inline]
-    fn words(&self) -> &[[u8; CELL]] {
-        self.cells.as_chunks::<CELL>().0
-    }
-
-    /// Counter `cell` (0 if out of range, which the geometry never makes).
-    #[inline]
-    fn load(&self, cell: usize) -> u32 {
-        self.words().get(cell).map_or(0, |b| u32::from_le_bytes(*b))
+    fn load(&self, cell: usize) -> u64 {
+        self.cell_size.load(&self.cells, cell)
     }
 
     #[inline]
-    fn store(&mut self, cell: usize, v: u32) {
-        if let Some(slot) = self.cells.as_chunks_mut::<CELL>().0.get_mut(cell) {
-            *slot = v.to_le_bytes();
-        }
+    fn store(&mut self, cell: usize, v: u64) {
+        self.cell_size.store(&mut self.cells, cell, v)
     }
 
     #[inline]
     fn prefetch(&self, cell: usize) {
-        if let Some(word) = self.words().get(cell) {
-            crate::prefetch::prefetch(&word[0]);
+        if let Some(byte) = self.cells.get(cell.wrapping_mul(self.cell_size.bytes())) {
+            crate::prefetch::prefetch(byte);
         }
     }
 
-    /// Adds `inc` to the item's counter in every row (`cells`), saturating,
-    /// and to the total; returns the smallest counter after the increment
-    /// (§4.1).
+    /// Changes the item's counter in every row (`cells`) and the total by
+    /// `inc`, or nothing if any of them would leave its range; returns the
+    /// smallest counter after the change (§4.1).
     #[inline]
-    fn increment_cells(&mut self, cells: impl Iterator<Item = usize>, inc: u64) -> u32 {
-        let mut min = SATURATED;
+    fn increment_cells<I>(&mut self, cells: I, inc: i64) -> Incremented
+    where
+        I: Iterator<Item = usize> + Clone,
+    {
+        let (up, m) = (inc >= 0, inc.unsigned_abs());
+        // Room for `m` above `v` in 0 ..= max, or below it.
+        let fits = |v: u64, max: u64| {
+            if up {
+                m <= max.saturating_sub(v)
+            } else {
+                m <= v
+            }
+        };
+        let max = self.cell_size.max();
+        if !fits(self.counter, MAX_TOTAL) || !cells.clone().all(|c| fits(self.load(c), max)) {
+            return Err(if up {
+                Rejected::Overflow
+            } else {
+                Rejected::Underflow
+            });
+        }
+        let mut min = u64::MAX;
         for c in cells {
-            let v = saturating_add(self.load(c), inc);
+            // Checked above: stays within 0 ..= max.
+            let v = if up {
+                self.load(c).saturating_add(m)
+            } else {
+                self.load(c).saturating_sub(m)
+            };
             self.store(c, v);
             min = min.min(v);
         }
-        self.counter = self.counter.wrapping_add(inc);
-        min
+        self.counter = if up {
+            self.counter.saturating_add(m)
+        } else {
+            self.counter.saturating_sub(m)
+        };
+        Ok(min)
     }
 
     #[inline]
-    fn query_cells(&self, cells: impl Iterator<Item = usize>) -> u32 {
-        cells.fold(SATURATED, |min, c| min.min(self.load(c)))
+    fn query_cells(&self, cells: impl Iterator<Item = usize>) -> u64 {
+        cells.fold(u64::MAX, |min, c| min.min(self.load(c)))
     }
 
-    /// CMS.INCRBY of one item (§4.1): the result, `SATURATED` meaning the
-    /// overflow reply.
-    pub fn increment(&mut self, item: &[u8], inc: u64) -> u32 {
+    /// CMS.INCRBY of one item (§4.1).
+    pub fn increment(&mut self, item: &[u8], inc: i64) -> Incremented {
         let g = self.geometry();
         self.increment_cells(g.cells(item), inc)
     }
 
     /// CMS.QUERY of one item (§4.2).
-    pub fn query(&self, item: &[u8]) -> u32 {
+    pub fn query(&self, item: &[u8]) -> u64 {
         self.query_cells(self.geometry().cells(item))
     }
 
@@ -161,8 +198,8 @@ impl CountMinSketch {
         &mut self,
         items: &[T],
         item: impl Fn(&T) -> &[u8],
-        inc: impl Fn(&T) -> u64,
-        mut each: impl FnMut(u32),
+        inc: impl Fn(&T) -> i64,
+        mut each: impl FnMut(Incremented),
     ) {
         let g = self.geometry();
         let Some(blocks) = g.blocks(items.len()) else {
@@ -182,7 +219,7 @@ impl CountMinSketch {
     }
 
     /// Queries in order, handing each result to `each`.
-    pub fn query_batch<T: AsRef<[u8]>>(&self, items: &[T], mut each: impl FnMut(u32)) {
+    pub fn query_batch<T: AsRef<[u8]>>(&self, items: &[T], mut each: impl FnMut(u64)) {
         let g = self.geometry();
         let Some(blocks) = g.blocks(items.len()) else {
             items.iter().for_each(|t| each(self.query(t.as_ref())));
@@ -212,15 +249,9 @@ impl CountMinSketch {
     }
 }
 
-/// `min(v + inc, 2^32 - 1)`: RedisBloom adds in 64 bits and saturates.
-#[inline]
-fn saturating_add(v: u32, inc: u64) -> u32 {
-    u32::try_from(u64::from(v).saturating_add(inc)).unwrap_or(SATURATED)
-}
-
-/// `4 · width · depth` bytes, if that fits in 64 bits.
-fn byte_len(width: u64, depth: u64) -> Option<u64> {
-    width.checked_mul(depth)?.checked_mul(CELL as u64)
+/// `size · width · depth` bytes, if that fits in 64 bits.
+fn byte_len(width: u64, depth: u64, size: CellSize) -> Option<u64> {
+    width.checked_mul(depth)?.checked_mul(size.bytes() as u64)
 }
 
 impl std::fmt::Debug for CountMinSketch {
@@ -229,6 +260,7 @@ impl std::fmt::Debug for CountMinSketch {
             .field("width", &self.width)
             .field("depth", &self.depth())
             .field("counter", &self.counter)
+            .field("cell_size", &self.cell_size)
             .finish_non_exhaustive()
     }
 }

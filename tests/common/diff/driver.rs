@@ -196,6 +196,8 @@ pub trait Family: Sized {
     /// compared like it (counted, allowlisted, seen by `agreed`).
     const CHECK_IN_STREAM: bool = false;
     const SERVER_ARGS: &'static [&'static str] = &[];
+    /// Server arguments of rsbloom's side only (its own configs).
+    const SUBJECT_ARGS: &'static [&'static str] = &[];
     /// How often (%) a command name keeps the case it is written in.
     const CASE_KEPT: u32 = 85;
 
@@ -433,8 +435,12 @@ struct Runner<F: Family> {
 
 impl<F: Family> Runner<F> {
     fn new(flavor: Flavor, name: &'static str, mut fam: F, seed: u64) -> Runner<F> {
+        let mut rs_args = F::SERVER_ARGS.to_vec();
+        if subject_module() == Module::Rsbloom {
+            rs_args.extend(F::SUBJECT_ARGS);
+        }
         let mut d = Pair {
-            rs: start_side(flavor, subject_module(), F::SERVER_ARGS),
+            rs: start_side(flavor, subject_module(), &rs_args),
             rf: start_side(flavor, Module::Reference, F::SERVER_ARGS),
             stats: Stats::default(),
             name,

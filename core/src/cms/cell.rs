@@ -1,0 +1,67 @@
+//! Cell sizes (docs/cms.md §3.1): every counter of a sketch is an unsigned
+//! little-endian integer of 1, 2, 4 or 8 bytes, fixed at creation.
+
+/// Bytes per counter. 4 is the default and the only size before Redis 8.12.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellSize {
+    One = 1,
+    Two = 2,
+    Four = 4,
+    Eight = 8,
+}
+
+impl CellSize {
+    /// The size of `bytes` bytes, if it is one of the four.
+    pub fn from_bytes(bytes: u64) -> Option<CellSize> {
+        match bytes {
+            1 => Some(CellSize::One),
+            2 => Some(CellSize::Two),
+            4 => Some(CellSize::Four),
+            8 => Some(CellSize::Eight),
+            _ => None,
+        }
+    }
+
+    pub fn bytes(self) -> usize {
+        self as usize
+    }
+
+    /// The largest value a counter holds: 2^(8·size) − 1, except 8-byte
+    /// counters stop at 2^63 − 1 so that every one is a RESP integer.
+    pub fn max(self) -> u64 {
+        match self {
+            CellSize::One => u8::MAX.into(),
+            CellSize::Two => u16::MAX.into(),
+            CellSize::Four => u32::MAX.into(),
+            CellSize::Eight => i64::MAX as u64,
+        }
+    }
+
+    /// Counter `i` of `cells` (0 if out of range, which the geometry never
+    /// makes).
+    #[inline]
+    pub(super) fn load(self, cells: &[u8], i: usize) -> u64 {
+        match self {
+            CellSize::One => cells.get(i).map_or(0, |&b| b.into()),
+            CellSize::Two => word::<2>(cells, i).map_or(0, |b| u16::from_le_bytes(b).into()),
+            CellSize::Four => word::<4>(cells, i).map_or(0, |b| u32::from_le_bytes(b).into()),
+            CellSize::Eight => word::<8>(cells, i).map_or(0, u64::from_le_bytes),
+        }
+    }
+
+    /// Stores `v` (at most `max()`) as counter `i`.
+    #[inline]
+    pub(super) fn store(self, cells: &mut [u8], i: usize, v: u64) {
+        let bytes = v.to_le_bytes();
+        let n = self.bytes();
+        let at = i.wrapping_mul(n);
+        if let (Some(slot), Some(src)) = (cells.get_mut(at..at.wrapping_add(n)), bytes.get(..n)) {
+            slot.copy_from_slice(src);
+        }
+    }
+}
+
+#[inline]
+fn word<const N: usize>(cells: &[u8], i: usize) -> Option<[u8; N]> {
+    cells.as_chunks::<N>().0.get(i).copied()
+}
