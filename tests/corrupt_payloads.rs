@@ -1295,7 +1295,7 @@ fn check_tdigest(c: &mut Conn) -> Result<(), String> {
         }
     }
     td_dump_restores(c)?;
-    // Only a total weight near 2^62 takes no more: `overflow detected`.
+    // Only a total weight near 2^63 takes no more: `overflow detected`.
     for cmd in [
         "TDIGEST.MERGE copy 2 victim victim",
         "TDIGEST.ADD victim 1 2 3",

@@ -51,10 +51,8 @@ pub const DEFAULT_COMPRESSION: i64 = 100;
 /// nearest to π, which is the double nearest to 2π).
 const TWO_PI: f64 = std::f64::consts::TAU;
 
-/// Largest total weight an add may reach (docs/differences.md): far enough
-/// below 2^63 that every centroid weight and total saves as a double that
-/// loads back exactly.
-const MAX_TOTAL_WEIGHT: i64 = 1 << 62;
+/// 2^63: a total weight whose double reaches it does not convert back.
+pub(crate) const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
 /// Bytes of the digest record (RedisBloom's struct on LP64, and this one).
 const RECORD_BYTES: u64 = 80;
@@ -283,12 +281,13 @@ impl TDigest {
         }
         // Step 3. Its other checks — (f64)nu, (f64)nt or (2π × nt) × ln(nt)
         // infinite — cannot fail for 64-bit weights (the largest gives
-        // 2.5e21), so they are not computed. rsbloom stops at 2^62 where
-        // RedisBloom goes on to 2^63 − 1: past 2^63 − 512 its compression
-        // stores a negative total that no save can load back (§7.2).
+        // 2.5e21), so they are not computed. rsbloom also fails where the
+        // compression's double total would reach 2^63 (exact totals past
+        // 2^63 − 512): RedisBloom stores `(long long)2^63` there, a negative
+        // total that no save can load back (§7.2).
         let nu = self.unmerged_weight.checked_add(w).ok_or(Overflow)?;
-        let nt = nu.checked_add(self.merged_weight).ok_or(Overflow)?;
-        if nt > MAX_TOTAL_WEIGHT {
+        nu.checked_add(self.merged_weight).ok_or(Overflow)?;
+        if self.merged_weight as f64 + nu as f64 >= TWO_POW_63 {
             return Err(Overflow);
         }
         if v < self.min {

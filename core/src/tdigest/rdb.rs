@@ -1,6 +1,6 @@
 //! T-Digest RDB value (`TDIS-TYPE`, encoding 0; docs/tdigest.md §7.1–§7.2).
 
-use super::{capacity_for, count_pending, TDigest};
+use super::{capacity_for, count_pending, TDigest, TWO_POW_63};
 use crate::rdb::{RdbSink, RdbSource, ReadError};
 
 /// The only encoding version that ever existed.
@@ -22,9 +22,6 @@ impl From<ReadError> for LoadError {
         LoadError::Read
     }
 }
-
-/// 2^63, where `(long long)` of a double stops being a weight.
-const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
 /// A weight stored as a double: an integer in `[0, 2^63)` (a NaN, an
 /// infinity or a fraction was never a weight; RedisBloom's `(long long)`

@@ -558,13 +558,14 @@ fn extreme_values_make_nan_means_that_reload() {
 }
 
 #[test]
-fn total_weight_stops_at_2_pow_62() {
+fn total_weight_stops_before_its_double_reaches_2_pow_63() {
     let mut td = digest(12, &[1.0]);
-    td.add(2.0, (1 << 62) - 1).unwrap();
-    assert_eq!(td.add(3.0, 1), Err(Overflow));
-    td.add(3.0, 0).unwrap();
+    // 2^63 − 600 rounds down to 2^63 − 1024; 2^63 − 400 rounds up to 2^63.
+    td.add(2.0, i64::MAX - 600).unwrap();
+    assert_eq!(td.add(3.0, 200), Err(Overflow), "the double total is 2^63");
+    let mut td = digest(12, &[1.0]);
+    td.add(2.0, (1 << 62) + (1 << 61)).unwrap();
     td.compress();
-    assert_eq!(td.merged_weight(), 1 << 62);
     let back = load(&saved(&td)).unwrap();
     assert_eq!(saved(&back), saved(&td));
 }
