@@ -1146,7 +1146,7 @@ fn topk_crafted(src: &Source) -> Vec<Vec<u8>> {
     out.push(dump::payload(id, &more, ver));
     // Encoding version 1 (never existed).
     out.push(dump::payload(id + 1, &prims, ver));
-    // Decay is not validated (RedisBloom loads any double).
+    // A decay TOPK.RESERVE refuses (RedisBloom loads any double).
     for d in [0.0, -1.0, 2.0, f64::NAN, f64::INFINITY] {
         out.push(with(3, Prim::D(d)));
     }
@@ -1160,7 +1160,16 @@ fn check_topk(c: &mut Conn, key: &str) -> Result<(), String> {
         return Err(format!("TYPE {t:?}"));
     }
     let info = c.cmd(&["TOPK.INFO", key]);
-    if !matches!(&info, Reply::Array(a) if a.len() == 8) {
+    // A decay TOPK.RESERVE accepts (0 < decay ≤ 1, docs/topk.md §5.3).
+    let decay: Option<f64> = match &info {
+        Reply::Array(a) if a.len() == 8 => match &a[7] {
+            Reply::Bulk(b) => std::str::from_utf8(b).ok().and_then(|t| t.parse().ok()),
+            Reply::Double(t) => t.parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    if !decay.is_some_and(|d| d > 0.0 && d <= 1.0) {
         return Err(format!("TOPK.INFO {info:?}"));
     }
     for cmd in [
@@ -1349,16 +1358,56 @@ fn crafted_tdigest(ver: u16) -> Vec<Vec<u8>> {
         image(357913940.0, 2147483650, 0, 0, 0), // capacity past i32::MAX
         // A capacity of 2^31 - 4 slots: 2 × 16 GiB the allocator refuses.
         image(357913939.0, 2147483644, 0, 0, 0),
+        image(12.0, 82, 82, 0, 82), // merged nodes filling the capacity
+        image(12.0, 82, 3, 2, 3),   // unmerged nodes beside merged ones
     ]
 }
 
-/// A restored digest works: estimates, adds, merges, and its own dump
-/// restores to the same bytes.
-fn check_tdigest(c: &mut Conn) -> Result<(), String> {
-    let info = c.cmd(&["TDIGEST.INFO", "victim"]);
-    if !matches!(&info, Reply::Array(a) if a.len() == 18) {
-        return Err(format!("TDIGEST.INFO {info:?}"));
+/// Issue 20: a genuine digest's DUMP (the reproducer's, 1..10 at
+/// compression 100) with one field a value no digest holds. RedisBloom
+/// accepts them all; the weights then lose observations on the next save.
+fn issue20_tdigest(c: &mut Conn, ver: u16) -> Vec<Vec<u8>> {
+    use Prim::{D, U};
+    assert_eq!(line(c, "TDIGEST.CREATE src20 COMPRESSION 100"), ok());
+    assert_eq!(line(c, "TDIGEST.ADD src20 1 2 3 4 5 6 7 8 9 10"), ok());
+    let (id, prims) = dump::parse(c.cmd(&["DUMP", "src20"]).as_bytes());
+    assert_eq!(c.cmd(&["DEL", "src20"]), int(1));
+    let Prim::U(merged) = prims[4] else {
+        panic!("merged nodes {:?}", prims[4]);
+    };
+    let first_weight = 9 + merged as usize;
+    let two63 = 9.223372036854775808e18;
+    let mut fields: Vec<(usize, Prim)> = Vec::new();
+    for w in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, two63, 1e19, -1.0, 0.5] {
+        fields.push((8, D(w))); // unmerged weight
+        fields.push((7, D(w))); // merged weight
+        fields.push((first_weight, D(w)));
     }
+    fields.extend([
+        (8, D(1.0)),              // an unmerged weight without unmerged node
+        (7, D(1.0)),              // merged nodes of a total of 1
+        (7, D(0.0)),
+        (first_weight, D(4e18)), // node weights far above the total
+        (1, D(f64::NAN)),        // min, max
+        (2, D(f64::NAN)),
+        (1, D(100.0)), // min above max
+        (6, U(u64::MAX)), // negative compression count
+    ]);
+    fields
+        .into_iter()
+        .map(|(i, p)| {
+            let mut v = prims.clone();
+            v[i] = p;
+            dump::payload(id, &v, ver)
+        })
+        .collect()
+}
+
+/// A restored digest works: INFO shows no negative weight, estimates,
+/// adds and merges answer, and its own dump restores to the same bytes,
+/// before and after the adds, with nothing left unmerged (issue 20).
+fn check_tdigest(c: &mut Conn) -> Result<(), String> {
+    check_tdigest_info(c)?;
     for cmd in [
         "TDIGEST.QUANTILE victim 0 0.5 1",
         "TDIGEST.CDF victim 0 1 1e300",
@@ -1372,8 +1421,8 @@ fn check_tdigest(c: &mut Conn) -> Result<(), String> {
             return Err(format!("{cmd}: {r:?}"));
         }
     }
-    // A digest loaded with every slot in use, or with crafted weights near
-    // 2^63, cannot take more (as in RedisBloom): `overflow detected`.
+    td_dump_restores(c)?;
+    // Only a total weight near 2^63 takes no more: `overflow detected`.
     for cmd in [
         "TDIGEST.MERGE copy 2 victim victim",
         "TDIGEST.ADD victim 1 2 3",
@@ -1386,16 +1435,37 @@ fn check_tdigest(c: &mut Conn) -> Result<(), String> {
     if c.cmd(&["EXISTS", "copy"]) == int(1) && line(c, "TDIGEST.QUANTILE copy 0.5").is_error() {
         return Err("the merged copy does not answer".into());
     }
+    td_dump_restores(c)?;
+    let info = check_tdigest_info(c)?;
+    if info[6] > 1 && info[3] != 0 {
+        return Err(format!("unmerged nodes after a DUMP: {info:?}"));
+    }
+    Ok(())
+}
+
+/// TDIGEST.INFO's integers (compression, capacity, merged and unmerged
+/// nodes, merged and unmerged weights, observations, total compressions,
+/// memory usage); none negative.
+fn check_tdigest_info(c: &mut Conn) -> Result<Vec<i64>, String> {
+    let info = c.cmd(&["TDIGEST.INFO", "victim"]);
+    let Reply::Array(a) = &info else {
+        return Err(format!("TDIGEST.INFO {info:?}"));
+    };
+    let values: Vec<i64> = a.iter().skip(1).step_by(2).map(Reply::as_int).collect();
+    if a.len() != 18 || values.iter().any(|&v| v < 0) {
+        return Err(format!("TDIGEST.INFO {info:?}"));
+    }
+    Ok(values)
+}
+
+/// DUMP, RESTORE as `copy`, DUMP again: the same bytes.
+fn td_dump_restores(c: &mut Conn) -> Result<(), String> {
     let dump = c.cmd(&["DUMP", "victim"]);
     let r = c.cmd(&args!["RESTORE", "copy", "0", dump.as_bytes(), "REPLACE"]);
     if r != ok() {
         return Err(format!("own dump does not restore: {r:?}"));
     }
-    // Unmerged nodes left after the DUMP's compression (a total weight of
-    // at most 1: crafted weights) are not in the image; otherwise the copy
-    // is the same digest.
-    let unmerged = c.cmd(&["TDIGEST.INFO", "victim"]).as_array()[7].as_int();
-    if unmerged == 0 && c.cmd(&["DUMP", "copy"]) != dump {
+    if c.cmd(&["DUMP", "copy"]) != dump {
         return Err("own dump restores to another digest".into());
     }
     Ok(())
@@ -1414,6 +1484,7 @@ fn corrupt_tdigest_payloads_are_refused_or_work() {
         let bystanders = dumps(&mut c, &["str", "td0"]);
         let mut rng = SmallRng::seed_from_u64(0x7d16_e570 + flavor as u64);
         let mut payloads = crafted_tdigest(ver);
+        payloads.extend(issue20_tdigest(&mut c, ver));
         let crafted = payloads.len();
         for src in &sources {
             payloads.push(src.clone());

@@ -17,6 +17,7 @@ use super::{encode_primitives, ref_i64, Input, PROBE_ITEMS};
 /// Structural invariants of any Top-K, also one loaded from crafted data.
 fn check_topk(t: &TopK) {
     assert!(t.k() >= 1 && t.width() >= 1 && t.depth() >= 1);
+    assert!(t.decay() > 0.0 && t.decay() <= 1.0, "decay {}", t.decay());
     let entries = t.heap().entries();
     assert_eq!(entries.len(), t.k() as usize);
     let expected = 2088 + 8 * u64::from(t.width()) * u64::from(t.depth()) + 24 * u64::from(t.k());

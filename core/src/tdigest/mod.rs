@@ -51,6 +51,9 @@ pub const DEFAULT_COMPRESSION: i64 = 100;
 /// nearest to π, which is the double nearest to 2π).
 const TWO_PI: f64 = std::f64::consts::TAU;
 
+/// 2^63: a total weight whose double reaches it does not convert back.
+pub(crate) const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
 /// Bytes of the digest record (RedisBloom's struct on LP64, and this one).
 const RECORD_BYTES: u64 = 80;
 
@@ -278,9 +281,15 @@ impl TDigest {
         }
         // Step 3. Its other checks — (f64)nu, (f64)nt or (2π × nt) × ln(nt)
         // infinite — cannot fail for 64-bit weights (the largest gives
-        // 2.5e21), so they are not computed.
+        // 2.5e21), so they are not computed. rsbloom also fails where the
+        // compression's double total would reach 2^63 (exact totals past
+        // 2^63 − 512): RedisBloom stores `(long long)2^63` there, a negative
+        // total that no save can load back (§7.2).
         let nu = self.unmerged_weight.checked_add(w).ok_or(Overflow)?;
         nu.checked_add(self.merged_weight).ok_or(Overflow)?;
+        if self.merged_weight as f64 + nu as f64 >= TWO_POW_63 {
+            return Err(Overflow);
+        }
         if v < self.min {
             self.min = v;
         }
@@ -344,7 +353,9 @@ impl TDigest {
         self.merged_weight = c_i64(total);
         self.unmerged_nodes = 0;
         self.unmerged_weight = 0;
-        self.total_compressions = self.total_compressions.wrapping_add(1);
+        // Saturates where RedisBloom would wrap (after 2^63 compressions,
+        // so only from a crafted count): a negative count does not load.
+        self.total_compressions = self.total_compressions.saturating_add(1);
         Compressed::Done
     }
 
@@ -365,7 +376,11 @@ impl TDigest {
         }
         let n = src.used();
         let (means, weights) = (src.nodes.means(), src.nodes.weights());
-        for (&m, &w) in means.iter().zip(weights).take(n) {
+        // Zero-weight nodes (RedisBloom's lost observation, docs/tdigest.md
+        // §4.10) are not carried over: alone in a digest they stay unmerged,
+        // unsaved, and take the next observation with them.
+        let carried = means.iter().zip(weights).take(n).filter(|(_, &w)| w != 0);
+        for (&m, &w) in carried {
             if self.add_node(m, w).is_err() {
                 return (compressed, Err(Overflow));
             }

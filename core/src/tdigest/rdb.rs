@@ -1,6 +1,6 @@
 //! T-Digest RDB value (`TDIS-TYPE`, encoding 0; docs/tdigest.md §7.1–§7.2).
 
-use super::{c_i64, capacity_for, count_pending, TDigest};
+use super::{capacity_for, count_pending, TDigest, TWO_POW_63};
 use crate::rdb::{RdbSink, RdbSource, ReadError};
 
 /// The only encoding version that ever existed.
@@ -23,9 +23,15 @@ impl From<ReadError> for LoadError {
     }
 }
 
-/// A weight stored as a double, converted as RedisBloom converts it.
-fn weight(d: f64) -> i64 {
-    c_i64(d)
+/// A weight stored as a double: an integer in `[0, 2^63)` (a NaN, an
+/// infinity or a fraction was never a weight; RedisBloom's `(long long)`
+/// would turn the rest into negative weights).
+fn weight(d: f64) -> Result<i64, LoadError> {
+    if d >= 0.0 && d < TWO_POW_63 && d.fract() == 0.0 {
+        Ok(d as i64)
+    } else {
+        Err(LoadError::Invalid)
+    }
 }
 
 fn signed<S: RdbSource>(src: &mut S) -> Result<i64, LoadError> {
@@ -66,44 +72,37 @@ impl TDigest {
         (self.merged_nodes.max(0) as usize).min(self.nodes.len() as usize)
     }
 
-    /// Reads a value (§7.2). What could touch memory outside the node arrays
-    /// is refused: the capacity must be the one the compression allocates,
-    /// and the node counts must fit in it. Weights and means are taken as
-    /// RedisBloom takes them (`(long long)` of the stored double): a digest
-    /// can legitimately hold NaN means (values near ±1.7e308 overflow a
-    /// centroid update) and negative weights (a total past 2^63 after
-    /// repeated merges), and a server must load every value it saves. The
-    /// encoding version is ignored, as RedisBloom does.
+    /// Reads a value (§7.2). Refused: what could touch memory outside the
+    /// node arrays (the capacity must be the one the compression
+    /// allocates, the node counts must fit in it), and every value no
+    /// sequence of commands builds, since such a value would not save and
+    /// load back to itself or would fail later commands ([`Header::check`],
+    /// [`check_weights`]). NaN and infinite means stay accepted: values
+    /// near ±1.7e308 overflow a centroid update, and a server must load
+    /// every value it saves. The encoding version is ignored, as RedisBloom
+    /// does.
     pub fn rdb_load<S: RdbSource>(src: &mut S, _encver: i32) -> Result<TDigest, LoadError> {
         let compression = src.read_double()?;
-        let min = src.read_double()?;
-        let max = src.read_double()?;
-        let cap = signed(src)?;
-        let merged_nodes = count(signed(src)?)?;
-        let unmerged_nodes = count(signed(src)?)?;
-        let total_compressions = signed(src)?;
-        let merged_weight = weight(src.read_double()?);
-        let unmerged_weight = weight(src.read_double()?);
-        let expected_cap = capacity_for(compression).ok_or(LoadError::Invalid)?;
-        let used = i64::from(merged_nodes) + i64::from(unmerged_nodes);
-        if cap != i64::from(expected_cap) || used > cap {
-            return Err(LoadError::Invalid);
-        }
+        let h = Header::read(src)?;
+        let cap = capacity_for(compression).ok_or(LoadError::Invalid)?;
+        h.check(cap)?;
         let mut td = TDigest::new(compression).map_err(|_| LoadError::OutOfMemory)?;
-        let n = merged_nodes as usize;
+        let n = h.merged_nodes as usize;
         for m in td.nodes.means_mut().iter_mut().take(n) {
             *m = src.read_double()?;
         }
         for w in td.nodes.weights_mut().iter_mut().take(n) {
-            *w = weight(src.read_double()?);
+            *w = weight(src.read_double()?)?;
         }
-        td.min = min;
-        td.max = max;
-        td.merged_nodes = merged_nodes;
-        td.unmerged_nodes = unmerged_nodes;
-        td.total_compressions = total_compressions;
-        td.merged_weight = merged_weight;
-        td.unmerged_weight = unmerged_weight;
+        check_weights(td.nodes.weights().iter().take(n), h.merged_weight)?;
+        // Only now: a digest dropped half-loaded must not count as pending.
+        td.min = h.min;
+        td.max = h.max;
+        td.merged_nodes = h.merged_nodes;
+        td.unmerged_nodes = h.unmerged_nodes;
+        td.total_compressions = h.total_compressions;
+        td.merged_weight = h.merged_weight;
+        td.unmerged_weight = h.unmerged_weight;
         td.restore_single_observation();
         count_pending(false, td.pending_merge());
         Ok(td)
@@ -111,22 +110,114 @@ impl TDigest {
 
     /// A digest holding one observation is saved without it (RedisBloom's
     /// compression never merges a total weight of 1, and only merged nodes
-    /// are written). It is the one value ever added, so it equals min and
-    /// max: put it back (docs/tdigest.md §7.3) instead of the zero node
+    /// are written). It is the one value ever added, so min and max hold
+    /// it: put it back (docs/tdigest.md §7.3) instead of the zero node
     /// RedisBloom reads there.
     fn restore_single_observation(&mut self) {
         let single = self.merged_nodes == 0
             && self.merged_weight == 0
             && self.unmerged_nodes == 1
-            && self.unmerged_weight == 1
-            && self.min.to_bits() == self.max.to_bits()
-            && self.min.is_finite();
-        if single {
+            && self.unmerged_weight == 1;
+        if let (true, Some(v)) = (single, self.single_value()) {
             let (means, weights) = self.nodes.both_mut();
             if let (Some(m), Some(w)) = (means.first_mut(), weights.first_mut()) {
-                *m = self.min;
+                *m = v;
                 *w = 1;
             }
         }
+    }
+
+    /// The value min and max agree on. An infinite one (a centroid a merge
+    /// carried over) leaves the sentinel on its side: +inf is not below
+    /// DBL_MAX, −inf not above −DBL_MAX.
+    fn single_value(&self) -> Option<f64> {
+        let (min, max) = (self.min, self.max);
+        let same = min.to_bits() == max.to_bits() && !min.is_nan();
+        if same || (min == f64::MAX && max == f64::INFINITY) {
+            Some(max)
+        } else if min == f64::NEG_INFINITY && max == -f64::MAX {
+            Some(min)
+        } else {
+            None
+        }
+    }
+}
+
+/// The fields of §7.1 between the compression and the nodes.
+struct Header {
+    min: f64,
+    max: f64,
+    cap: i64,
+    merged_nodes: i32,
+    unmerged_nodes: i32,
+    total_compressions: i64,
+    merged_weight: i64,
+    unmerged_weight: i64,
+}
+
+impl Header {
+    fn read<S: RdbSource>(src: &mut S) -> Result<Header, LoadError> {
+        Ok(Header {
+            min: src.read_double()?,
+            max: src.read_double()?,
+            cap: signed(src)?,
+            merged_nodes: count(signed(src)?)?,
+            unmerged_nodes: count(signed(src)?)?,
+            total_compressions: signed(src)?,
+            merged_weight: weight(src.read_double()?)?,
+            unmerged_weight: weight(src.read_double()?)?,
+        })
+    }
+
+    /// A digest commands can build, with `cap` slots: empty (min and max
+    /// still the sentinels), one observation not yet merged (§7.3), or
+    /// merged centroids of a total above 1 with nothing pending (saves
+    /// compress first). Unmerged nodes elsewhere would be counted but
+    /// never written (the reproducer of issue 20).
+    fn check(&self, cap: i32) -> Result<(), LoadError> {
+        let (merged, unmerged) = (self.merged_nodes, self.unmerged_nodes);
+        let (mw, uw) = (self.merged_weight, self.unmerged_weight);
+        let sentinels = self.min == f64::MAX && self.max == -f64::MAX;
+        let ok = self.cap == i64::from(cap)
+            // An add compresses first once capacity − 1 nodes are in use;
+            // only nodes no compression merges (item 7) fill the last slot.
+            && merged < cap
+            && i64::from(merged) + i64::from(unmerged) <= i64::from(cap)
+            && self.total_compressions >= 0
+            && (mw as f64 + uw as f64) < TWO_POW_63
+            && !self.min.is_nan()
+            && !self.max.is_nan()
+            && if merged == 0 && unmerged == 0 {
+                mw == 0 && uw == 0 && sentinels
+            } else {
+                (self.min <= self.max || sentinels)
+                    && (merged == 0) == (mw == 0)
+                    && (merged == 0 || mw > 1)
+                    && if unmerged == 0 {
+                        uw == 0
+                    } else {
+                        // Only a total of at most 1 stays unmerged (§4.4
+                        // step 4): one observation, or RedisBloom's
+                        // zero-weight nodes merged into an empty digest.
+                        merged == 0 && uw <= 1
+                    }
+            };
+        ok.then_some(()).ok_or(LoadError::Invalid)
+    }
+}
+
+/// The merged centroids' weights add up to the merged weight, give or take
+/// what rounding totals past 2^53 loses (RedisBloom's zero-weight nodes,
+/// §7.3, make the sum smaller): a sum far above it would wrap when
+/// centroids merge.
+fn check_weights<'a>(
+    mut weights: impl Iterator<Item = &'a i64>,
+    merged_weight: i64,
+) -> Result<(), LoadError> {
+    let sum = weights.try_fold(0i64, |acc, &w| acc.checked_add(w));
+    let limit = merged_weight.saturating_add(merged_weight >> 20);
+    match sum {
+        Some(s) if s <= limit => Ok(()),
+        _ => Err(LoadError::Invalid),
     }
 }

@@ -437,20 +437,137 @@ fn loader_refuses_what_redisbloom_cannot_write() {
     for n in 0..good.len() {
         assert_eq!(load(&good[..n]).err(), Some(LoadError::Read), "cut at {n}");
     }
-    // Zero weights, weights that do not add up, NaN or infinite means
-    // (extreme values overflow a centroid update) and negative weights (a
-    // total past 2^63) are RedisBloom's own, and rsbloom's.
-    assert!(load(&with(12, D(0.0))).is_ok());
-    assert!(load(&with(12, D(-1.0))).is_ok());
-    assert!(load(&with(7, D(-9.223372036854775808e18))).is_ok());
-    assert!(load(&with(8, D(f64::INFINITY))).is_ok());
-    assert!(
-        load(&with(6, U(u64::MAX))).is_ok(),
-        "wrapped compression count"
+    // Values no command sequence produces, which would not save and load
+    // back to themselves or would fail later commands (issue 20).
+    let two63 = 9.223372036854775808e18;
+    for (i, v) in [
+        (7, f64::NAN), // merged weight
+        (7, f64::INFINITY),
+        (7, -1.0),
+        (7, two63),
+        (7, 1e19),
+        (7, 2.5),
+        (7, 1.0),      // merged nodes of a total of 1
+        (8, f64::NAN), // unmerged weight, with no unmerged node
+        (8, f64::INFINITY),
+        (8, f64::NEG_INFINITY),
+        (8, two63),
+        (8, 1.0),
+        (12, -1.0), // node weights
+        (12, f64::NAN),
+        (12, 0.5),
+        (12, two63),
+        (12, 4.0e18),  // node weights far above the merged weight
+        (1, f64::NAN), // min, max
+        (2, f64::NAN),
+        (1, 4.0), // min above max
+    ] {
+        assert_eq!(
+            load(&with(i, D(v))).err(),
+            Some(LoadError::Invalid),
+            "{i}: {v}"
+        );
+    }
+    assert_eq!(
+        load(&with(6, U(u64::MAX))).err(),
+        Some(LoadError::Invalid),
+        "compressions"
     );
+    // The largest count stays loadable after one more compression.
+    let mut most = load(&with(6, U(i64::MAX as u64))).unwrap();
+    most.add(7.0, 1).unwrap();
+    most.compress();
+    assert_eq!(most.total_compressions(), i64::MAX);
+    assert!(load(&saved(&most)).is_ok());
+    // Merged nodes up to the capacity minus one (an add compresses first).
+    let full = |merged: u64| {
+        let mut v = vec![D(12.0), D(1.0), D(1.0), U(82), U(merged), U(0), U(1)];
+        v.extend([D(merged as f64), D(0.0)]);
+        v.extend(std::iter::repeat_n(D(1.0), 2 * merged as usize));
+        v
+    };
+    assert!(load(&full(81)).is_ok());
+    assert_eq!(load(&full(82)).err(), Some(LoadError::Invalid));
+    // An empty digest carries the sentinels and no weight.
+    let empty = saved(&TDigest::new(12.0).unwrap());
+    assert!(load(&empty).is_ok());
+    let mut e = empty.clone();
+    e[1] = D(1.0);
+    assert_eq!(load(&e).err(), Some(LoadError::Invalid));
+    // Unmerged nodes only as one observation (or RedisBloom's zero slots).
+    let mut one = digest(12, &[5.0]);
+    one.compress();
+    let one = saved(&one);
+    assert!(load(&one).is_ok());
+    let mut two = one.clone();
+    two[5] = U(2);
+    assert!(load(&two).is_ok(), "zero-weight nodes of RedisBloom");
+    two[8] = D(2.0);
+    assert_eq!(load(&two).err(), Some(LoadError::Invalid));
+    // Zero weights, weights that do not add up (RedisBloom's §7.3 forms),
+    // NaN or infinite means (extreme values overflow a centroid update) and
+    // the largest weights are RedisBloom's own, and rsbloom's.
+    assert!(load(&with(12, D(0.0))).is_ok());
+    assert!(load(&with(7, D(5.0))).is_ok());
     assert!(load(&with(9, D(f64::NAN))).is_ok());
     assert!(load(&with(9, D(f64::NEG_INFINITY))).is_ok());
-    assert!(load(&with(7, D(5.0))).is_ok());
+    let mut big = with(7, D(9.223372036854774784e18));
+    big[12] = D(9.0e18);
+    assert!(load(&big).is_ok());
+}
+
+#[test]
+fn an_infinite_single_observation_survives_a_reload() {
+    for v in [f64::INFINITY, f64::NEG_INFINITY] {
+        // A centroid of weight 1 and infinite mean, carried by a merge.
+        let mut td = TDigest::new(40.0).unwrap();
+        td.add(v, 1).unwrap();
+        let back = load(&saved(&td)).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        td.state_words(|w| a.push(w));
+        back.state_words(|w| b.push(w));
+        assert_eq!(a, b, "{v}");
+    }
+}
+
+#[test]
+fn extreme_values_make_nan_means_that_reload() {
+    let mut td = digest(
+        5,
+        &[
+            -1.7e308, 1.7e308, 1e308, -1e308, 1.7e308, 0.0, 1.7e308, -1.7e308,
+        ],
+    );
+    for _ in 0..4 {
+        for v in [1.7e308, -1.7e308, 1e308, 3.0, -1.7e308, 1.7e308] {
+            td.add(v, 1).unwrap();
+        }
+        td.compress();
+    }
+    let n = td.merged_nodes() as usize;
+    assert!(
+        td.nodes.means()[..n].iter().any(|m| m.is_nan()),
+        "{:?}",
+        &td.nodes.means()[..n]
+    );
+    let back = load(&saved(&td)).unwrap();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    td.state_words(|w| a.push(w));
+    back.state_words(|w| b.push(w));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn total_weight_stops_before_its_double_reaches_2_pow_63() {
+    let mut td = digest(12, &[1.0]);
+    // 2^63 − 600 rounds down to 2^63 − 1024; 2^63 − 400 rounds up to 2^63.
+    td.add(2.0, i64::MAX - 600).unwrap();
+    assert_eq!(td.add(3.0, 200), Err(Overflow), "the double total is 2^63");
+    let mut td = digest(12, &[1.0]);
+    td.add(2.0, (1 << 62) + (1 << 61)).unwrap();
+    td.compress();
+    let back = load(&saved(&td)).unwrap();
+    assert_eq!(saved(&back), saved(&td));
 }
 
 #[test]

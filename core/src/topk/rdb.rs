@@ -42,8 +42,8 @@ impl TopK {
     }
 
     /// Reads a value, validated as docs/topk.md §5.3 lists: sizes in range
-    /// and consistent with the buffers, item strings NUL-terminated C
-    /// strings. Buffers are adopted (buckets, items).
+    /// and consistent with the buffers, a decay TOPK.RESERVE accepts, item
+    /// strings NUL-terminated C strings. Buffers are adopted (buckets, items).
     pub fn rdb_load<S: RdbSource>(src: &mut S, encver: i32) -> Result<Self, LoadError> {
         if encver > ENCODING_VERSION {
             return Err(LoadError::UnsupportedVersion);
@@ -57,6 +57,10 @@ impl TopK {
         };
         let (k, width, depth) = (dim()?, dim()?, dim()?);
         let decay = src.read_double()?;
+        // What TOPK.RESERVE accepts: TOPK.INFO never shows another decay.
+        if !(decay > 0.0 && decay <= 1.0) {
+            return Err(LoadError::Invalid);
+        }
         let buckets = src.read_buffer()?;
         if Some(buckets.len() as u64) != bucket_bytes(width, depth) {
             return Err(LoadError::Invalid);

@@ -404,13 +404,20 @@ fn rdb_rejections() {
     }
     assert_eq!(load(&good[..6]), Err(LoadError::Read));
     assert_eq!(load(&with(3, u(1))), Err(LoadError::Read));
-    // Decay is not validated (RedisBloom loads any double).
-    for d in [2.0, 0.0, -1.0, f64::NAN] {
-        let mut l = load(&with(3, Primitive::Double(d))).unwrap();
-        l.add(b"foo", 3).unwrap();
-        l.add(b"other", 3).unwrap();
-        l.count(b"foo");
+    // A decay TOPK.RESERVE refuses (RedisBloom loads any double, and
+    // TOPK.INFO then shows it).
+    for d in [
+        2.0,
+        0.0,
+        -0.0,
+        -1.0,
+        f64::NAN,
+        f64::INFINITY,
+        1.0000000000000002,
+    ] {
+        assert_eq!(load(&with(3, Primitive::Double(d))), invalid, "{d}");
     }
+    assert!(load(&with(3, Primitive::Double(5e-324))).is_ok());
 }
 
 /// A huge but consistent size fails as an allocation, not a crash.
