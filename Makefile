@@ -23,12 +23,12 @@ copy:
 	$(CARGO) build --release -p rsbloom-copy
 	target/release/rsbloom-copy --from "$(FROM)" --to "$(TO)" $(COPY_ARGS)
 
-## Unit, property and integration tests on Redis 7.0 and 8.x, Valkey 8.0 and
-## 9.x (README "Server matrix"), with the reference RedisBloom as
-## differential oracle; RSBLOOM_SERVERS=redis7,valkey9 etc. runs every test
-## on just those servers. Also the Docker images of both servers in
-## containers (tests/container.rs: a failed build or daemon start is
-## reported there).
+## Unit, property and integration tests on Redis 8.6 and Valkey 9.x, the
+## server-facing subset also on Redis 7.0, Redis 8.0 and Valkey 8.0 (README
+## "Server matrix"), with the reference RedisBloom as differential oracle;
+## RSBLOOM_SERVERS=redis7,valkey9 etc. runs every test on just those servers.
+## Also the Docker images (Redis 8.6, Valkey 9) in containers
+## (tests/container.rs: a failed build or daemon start is reported there).
 test:
 	scripts/ensure-deps.sh test
 	@scripts/servers.sh
@@ -37,7 +37,8 @@ test:
 	  for s in redis valkey; do scripts/docker.sh build $$s; done; \
 	  $(CARGO) test --profile ci --workspace --no-fail-fast
 
-## The Docker image (README "Docker"): `make docker [DOCKER_SERVER=valkey]`.
+## The Docker image (README "Docker"): `make docker [DOCKER_SERVER=valkey]`,
+## with the newest server of the matrix (built once by scripts/build-servers.sh).
 ## Starts a dockerd of its own where none answers (`make docker-stop` ends it).
 DOCKER_SERVER ?= redis
 DOCKER_IMAGE ?= rsbloom:$(DOCKER_SERVER)

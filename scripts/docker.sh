@@ -5,7 +5,9 @@
 #                                    rsbloom's own dockerd when none answers
 #   scripts/docker.sh build [redis|valkey] [IMAGE]
 #                                    build the image (default rsbloom:redis)
-#                                    from the Dockerfile and the built module
+#                                    from the Dockerfile, the built module and
+#                                    the newest server of the test matrix
+#                                    (Redis 8.6.x, Valkey 9.x)
 #   scripts/docker.sh stop           stop rsbloom's own dockerd, clean up
 #
 # A daemon that already answers (DOCKER_HOST, or the default socket) is used
@@ -151,9 +153,29 @@ ensure_base() {
   rm -rf "$dir" "$dir.log"
 }
 
+# The image's server: the newest of its kind in the test matrix, as the
+# tests resolve it (RSBLOOM_REDIS86_SERVER / RSBLOOM_VALKEY9_SERVER, else
+# scripts/build-servers.sh, which builds it once if missing), staged with
+# its CLI into the build context.
+stage_server() {
+  local server=$1 flavor var bin dir=target/docker/$1
+  case $server in
+    redis) flavor=redis86 ;;
+    valkey) flavor=valkey9 ;;
+    *) die "no image for server $server (redis or valkey)" ;;
+  esac
+  var=RSBLOOM_${flavor^^}_SERVER
+  bin=${!var:-$(scripts/build-servers.sh "$flavor")} || die "scripts/build-servers.sh $flavor failed"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp "$bin" "$(dirname "$bin")/$server-cli" "$dir/" || die "no $server-cli next to $bin"
+  log "server: $("$bin" --version | cut -d' ' -f1-3)"
+}
+
 build() {
   local server=${1:-redis} image=${2:-rsbloom:${1:-redis}}
   [ -f target/release/librsbloom.so ] || die "target/release/librsbloom.so missing: run cargo build --release"
+  stage_server "$server"
   DOCKER_HOST=$(host)
   export DOCKER_HOST
   ensure_base

@@ -24,17 +24,19 @@ need_valkey=no
 need_npm=no
 [ "$need" = test ] && [ ! -d examples/node/node_modules/@redis/bloom ] && need_npm=yes
 [ $need_npm = yes ] && ! command -v npm >/dev/null && missing_apt+=(nodejs npm)
-# Redis 8.x and Valkey 9.x (the newest lines of the test matrix) have no
-# Debian 12 package: scripts/build-servers.sh builds them once from Debian
-# source packages into a cache outside the clone (the tests find them there;
-# RSBLOOM_REDIS8_SERVER / RSBLOOM_VALKEY9_SERVER point elsewhere instead).
+# Redis 8.0, Redis 8.6 and Valkey 9.x have no Debian 12 package:
+# scripts/build-servers.sh builds them once from Debian source packages into a
+# cache outside the clone (the tests find them there; RSBLOOM_REDIS8_SERVER,
+# RSBLOOM_REDIS86_SERVER, RSBLOOM_VALKEY9_SERVER point elsewhere instead).
 CACHE=${RSBLOOM_SERVER_CACHE:-/var/cache/rsbloom-servers}
 missing_servers=()
 if [ "$need" = test ]; then
-  [ -n "${RSBLOOM_REDIS8_SERVER:-}" ] || ls "$CACHE"/redis-8.*/bin/redis-server >/dev/null 2>&1 \
-    || missing_servers+=(redis)
-  [ -n "${RSBLOOM_VALKEY9_SERVER:-}" ] || ls "$CACHE"/valkey-9.*/bin/valkey-server >/dev/null 2>&1 \
-    || missing_servers+=(valkey)
+  for entry in redis8:redis-8.0 redis86:redis-8.6 valkey9:valkey-9; do
+    flavor=${entry%%:*} dir=${entry#*:}
+    var=RSBLOOM_${flavor^^}_SERVER
+    [ -n "${!var:-}" ] || ls "$CACHE/$dir".*/bin/"${dir%%-*}"-server >/dev/null 2>&1 \
+      || missing_servers+=("$flavor")
+  done
 fi
 need_venv=no
 if [ "$need" = test ]; then

@@ -3,15 +3,19 @@
 //! crate: Bloom and Cuckoo filters written in one container are read back
 //! byte-identical by a new container on the same data directory (RDB written
 //! at stop, and AOF), and a second container as a replica of the first ends
-//! identical (DEBUG DIGEST-VALUE).
+//! identical (DEBUG DIGEST-VALUE). The images run the newest servers of the
+//! test matrix, the very builds the rest of the suite runs on.
 //!
-//! `make test` builds the images `rsbloom:redis` and `rsbloom:valkey`
-//! (scripts/docker.sh, from the module just built) and sets DOCKER_HOST. By
+//! `make test` builds the images `rsbloom:redis` (Redis 8.6) and
+//! `rsbloom:valkey` (Valkey 9; scripts/docker.sh, from the module just
+//! built) and sets DOCKER_HOST. By
 //! hand: `export DOCKER_HOST=$(scripts/docker.sh host)`, `scripts/docker.sh
 //! build redis`, `RSBLOOM_IMAGES=rsbloom:redis cargo test --test container`.
 //! Without a Docker daemon the tests fail under CI (`CI` set) and elsewhere
 //! say loudly that they did not run.
 
+mod common;
+use common::Flavor;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -199,6 +203,38 @@ fn survives_restart(image: &str, args: &[&str], expect_file: &str) {
         before == after,
         "{image} {args:?}: filters differ after the restart"
     );
+}
+
+/// Users get the newest servers of the test matrix: `rsbloom:redis` runs the
+/// same Redis 8.6 build the suite tests, `rsbloom:valkey` the same Valkey 9.
+#[test]
+fn images_run_the_newest_servers() {
+    for image in ready_images() {
+        let (flavor, field) = match image.rsplit_once(':').map(|(_, tag)| tag) {
+            Some("redis") => (Flavor::Redis86, "redis_version"),
+            Some("valkey") => (Flavor::Valkey9, "valkey_version"),
+            _ => continue, // another tag: no expectation
+        };
+        // "Redis server v=8.6.3 sha=…"
+        let version = flavor.version();
+        let want = version
+            .split("v=")
+            .nth(1)
+            .and_then(|v| v.split(' ').next())
+            .unwrap_or_else(|| panic!("no version in {version:?}"));
+        let data = data_dir();
+        let container = start(&image, data.path(), "bridge", &[]);
+        let text: String = run(&mut connect(&container), &["INFO", "server"]);
+        let got = text
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .map(str::trim);
+        assert_eq!(
+            got,
+            Some(want),
+            "{image}: {field} (the matrix has {version})"
+        );
+    }
 }
 
 #[test]

@@ -22,6 +22,7 @@ use std::sync::Mutex;
 
 use rsbloom_core::tdigest::{pending_merges, TDigest};
 
+use crate::ffi::slot_migration::owns_key;
 use crate::ffi::{Ctx, Lookup, RStr};
 
 static NAMES: Mutex<BTreeSet<(c_int, Vec<u8>)>> = Mutex::new(BTreeSet::new());
@@ -78,8 +79,10 @@ pub fn replicate_compressions(ctx: &Ctx, key: &RStr, n: usize) {
     }
 }
 
+/// Digests being imported by an atomic slot migration are left to their
+/// source, whose own compression reaches them through the migration stream.
 fn compress(ctx: &Ctx, key: &RStr, td: &mut TDigest) {
-    if td.pending_merge() && td.compress().changed() {
+    if td.pending_merge() && owns_key(key.as_ptr()) && td.compress().changed() {
         replicate_compressions(ctx, key, 1);
     }
 }

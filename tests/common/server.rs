@@ -12,19 +12,34 @@ use std::time::{Duration, Instant};
 use super::resp::{Conn, Reply};
 use super::{info, wait};
 
-/// The server matrix: the oldest supported and the newest line of each.
+/// The server matrix: the oldest supported and the newest line of each, and
+/// Redis 8.0, the first Redis 8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Flavor {
     Redis7,
+    /// Redis 8.0.x.
     Redis8,
+    /// Redis 8.6.x, the newest Redis line.
+    Redis86,
     Valkey8,
     Valkey9,
 }
 
+/// How a server moves slots without MIGRATE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotMigration {
+    /// Valkey ≥ 9: `CLUSTER MIGRATESLOTS` on the source; modules must declare
+    /// `HANDLE_ATOMIC_SLOT_MIGRATION`.
+    MigrateSlots,
+    /// Redis ≥ 8.4: `CLUSTER MIGRATION IMPORT` on the target; no module option.
+    Migration,
+}
+
 impl Flavor {
-    pub const ALL: [Flavor; 4] = [
+    pub const ALL: [Flavor; 5] = [
         Flavor::Redis7,
         Flavor::Redis8,
+        Flavor::Redis86,
         Flavor::Valkey8,
         Flavor::Valkey9,
     ];
@@ -34,6 +49,7 @@ impl Flavor {
         match self {
             Flavor::Redis7 => "redis7",
             Flavor::Redis8 => "redis8",
+            Flavor::Redis86 => "redis86",
             Flavor::Valkey8 => "valkey8",
             Flavor::Valkey9 => "valkey9",
         }
@@ -43,9 +59,9 @@ impl Flavor {
         matches!(self, Flavor::Valkey8 | Flavor::Valkey9)
     }
 
-    /// Redis 8 and Valkey 9: every integration test runs on these.
+    /// Redis 8.6 and Valkey 9: every integration test runs on these.
     pub fn is_newest(self) -> bool {
-        matches!(self, Flavor::Redis8 | Flavor::Valkey9)
+        matches!(self, Flavor::Redis86 | Flavor::Valkey9)
     }
 
     /// Module ACL categories (RedisModule_AddACLCategory: Redis ≥ 7.4, Valkey).
@@ -55,7 +71,7 @@ impl Flavor {
 
     /// Unprefixed module configs (`bf-error-rate`): Redis ≥ 8 only.
     pub fn unprefixed_configs(self) -> bool {
-        self == Flavor::Redis8
+        matches!(self, Flavor::Redis8 | Flavor::Redis86)
     }
 
     /// The name a module config has on this server: `bf-error-rate` or
@@ -68,23 +84,32 @@ impl Flavor {
         }
     }
 
-    /// `CLUSTER MIGRATESLOTS` (Valkey ≥ 9).
+    /// The server's atomic slot migration, if it has one.
+    pub fn slot_migration(self) -> Option<SlotMigration> {
+        match self {
+            Flavor::Valkey9 => Some(SlotMigration::MigrateSlots),
+            Flavor::Redis86 => Some(SlotMigration::Migration),
+            _ => None,
+        }
+    }
+
+    /// Whether the server has atomic slot migration (either kind).
     pub fn atomic_slot_migration(self) -> bool {
-        self == Flavor::Valkey9
+        self.slot_migration().is_some()
     }
 
     /// Static modules the server loads itself (listed by `MODULE LIST`).
     pub fn builtin_modules(self) -> &'static [&'static str] {
         match self {
-            Flavor::Redis8 => &["vectorset"],
+            Flavor::Redis8 | Flavor::Redis86 => &["vectorset"],
             Flavor::Valkey9 => &["lua"],
             _ => &[],
         }
     }
 
-    /// The server binary: `RSBLOOM_<NAME>_SERVER` (e.g. `RSBLOOM_REDIS8_SERVER`),
+    /// The server binary: `RSBLOOM_<NAME>_SERVER` (e.g. `RSBLOOM_REDIS86_SERVER`),
     /// else the Debian package's on PATH (7.0, 8.0), else the newest build of
-    /// `scripts/build-servers.sh` in its cache (8.x, 9.x).
+    /// `scripts/build-servers.sh` of its line in its cache (8.0, 8.6, 9.x).
     pub fn binary(self) -> PathBuf {
         resolved()
             .iter()
@@ -102,11 +127,14 @@ impl Flavor {
             .unwrap_or_else(|| version_of(&locate(self)))
     }
 
-    /// Upstream major version the binary must have.
-    fn major(self) -> &'static str {
+    /// Upstream version line the binary must be on (`8` or `8.6`): the
+    /// prefix of its version and of its cache directory's version.
+    fn line(self) -> &'static str {
         match self {
             Flavor::Redis7 => "7",
-            Flavor::Redis8 | Flavor::Valkey8 => "8",
+            Flavor::Redis8 => "8.0",
+            Flavor::Redis86 => "8.6",
+            Flavor::Valkey8 => "8",
             Flavor::Valkey9 => "9",
         }
     }
@@ -131,9 +159,9 @@ fn locate(flavor: Flavor) -> PathBuf {
     };
     match flavor {
         Flavor::Redis7 | Flavor::Valkey8 => PathBuf::from(exe),
-        Flavor::Redis8 | Flavor::Valkey9 => {
-            // e.g. redis-8.0.6/bin/redis-server; the newest version wins.
-            let prefix = format!("{}-{}.", &exe[..exe.len() - 7], flavor.major());
+        Flavor::Redis8 | Flavor::Redis86 | Flavor::Valkey9 => {
+            // e.g. redis-8.6.3/bin/redis-server; the newest of the line wins.
+            let prefix = format!("{}-{}.", &exe[..exe.len() - 7], flavor.line());
             let mut builds: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(server_cache())
                 .into_iter()
                 .flatten()
@@ -151,7 +179,7 @@ fn locate(flavor: Flavor) -> PathBuf {
                 panic!(
                     "no {exe} {}.x in {} (set {var}, or run `make test`, which builds it \
                      with scripts/build-servers.sh)",
-                    flavor.major(),
+                    flavor.line(),
                     server_cache().display()
                 )
             })
@@ -178,14 +206,14 @@ fn resolved() -> &'static [(Flavor, PathBuf, String)] {
             .map(|f| {
                 let bin = locate(f);
                 let version = version_of(&bin);
-                // "Redis server v=7.0.15 sha=…": the major must be the flavor's.
+                // "Redis server v=7.0.15 sha=…": the line must be the flavor's.
                 let v = version.split("v=").nth(1).unwrap_or("");
                 assert!(
-                    v.starts_with(&format!("{}.", f.major())),
+                    v.starts_with(&format!("{}.", f.line())),
                     "{} is not {} {}.x: {version}",
                     bin.display(),
                     f.name(),
-                    f.major()
+                    f.line()
                 );
                 (f, bin, version)
             })
@@ -210,26 +238,26 @@ pub enum Module {
 /// [`all_flavors`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Matrix {
-    /// Redis 8 and Valkey 9.
+    /// Redis 8.6 and Valkey 9.
     Newest,
-    /// Also the oldest supported lines, Redis 7.0 and Valkey 8.0.
+    /// Also Redis 8.0 and the oldest supported lines, Redis 7.0 and Valkey 8.0.
     All,
 }
 
-/// The servers most tests run on: Redis 8 and Valkey 9 (README "Server
+/// The servers most tests run on: Redis 8.6 and Valkey 9 (README "Server
 /// matrix"), or those `RSBLOOM_SERVERS` names.
 pub fn flavors() -> Vec<Flavor> {
     flavors_of(Matrix::Newest)
 }
 
-/// All four servers (or those `RSBLOOM_SERVERS` names): for the tests of
+/// All five servers (or those `RSBLOOM_SERVERS` names): for the tests of
 /// what differs between servers.
 pub fn all_flavors() -> Vec<Flavor> {
     flavors_of(Matrix::All)
 }
 
 /// The single place that decides: `RSBLOOM_SERVERS` (comma-separated
-/// `redis7`, `redis8`, `valkey8`, `valkey9`; `redis`/`valkey` for both of a
+/// `redis7`, `redis8`, `redis86`, `valkey8`, `valkey9`; `redis`/`valkey` for all of a
 /// kind; `all`) overrides the matrix, so that any subset of servers can run
 /// the whole suite.
 pub fn flavors_of(matrix: Matrix) -> Vec<Flavor> {
@@ -243,7 +271,7 @@ pub fn flavors_of(matrix: Matrix) -> Vec<Flavor> {
     out
 }
 
-/// The flavors `RSBLOOM_SERVERS` names (default: all four).
+/// The flavors `RSBLOOM_SERVERS` names (default: all five).
 fn selected() -> Vec<Flavor> {
     let Ok(spec) = std::env::var("RSBLOOM_SERVERS") else {
         return Flavor::ALL.to_vec();
