@@ -1378,19 +1378,27 @@ fn issue20_tdigest(c: &mut Conn, ver: u16) -> Vec<Vec<u8>> {
     let first_weight = 9 + merged as usize;
     let two63 = 9.223372036854775808e18;
     let mut fields: Vec<(usize, Prim)> = Vec::new();
-    for w in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, two63, 1e19, -1.0, 0.5] {
+    for w in [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        two63,
+        1e19,
+        -1.0,
+        0.5,
+    ] {
         fields.push((8, D(w))); // unmerged weight
         fields.push((7, D(w))); // merged weight
         fields.push((first_weight, D(w)));
     }
     fields.extend([
-        (8, D(1.0)),              // an unmerged weight without unmerged node
-        (7, D(1.0)),              // merged nodes of a total of 1
+        (8, D(1.0)), // an unmerged weight without unmerged node
+        (7, D(1.0)), // merged nodes of a total of 1
         (7, D(0.0)),
         (first_weight, D(4e18)), // node weights far above the total
         (1, D(f64::NAN)),        // min, max
         (2, D(f64::NAN)),
-        (1, D(100.0)), // min above max
+        (1, D(100.0)),    // min above max
         (6, U(u64::MAX)), // negative compression count
     ]);
     fields

@@ -128,14 +128,21 @@ pub fn tdigest_rdb(data: &[u8]) {
     }
     estimates(&mut td, false);
     for v in [1.0, -0.0, 5e-324] {
-        assert!(td.add(v, 1).is_ok() || !roomy, "add to a loaded digest failed");
+        assert!(
+            td.add(v, 1).is_ok() || !roomy,
+            "add to a loaded digest failed"
+        );
     }
     check(&td);
     check_info(&td);
     if roomy {
         let back = round_trip(&mut td);
         if td.size() > 1 {
-            assert_eq!(back.unmerged_nodes(), 0, "unmerged nodes after a compression");
+            assert_eq!(
+                back.unmerged_nodes(),
+                0,
+                "unmerged nodes after a compression"
+            );
         }
     }
 }
