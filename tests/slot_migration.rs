@@ -381,34 +381,7 @@ impl Migration {
             .flat_map(|&p| jobs(kind, p))
             .map(|j| job_name(kind, &j))
             .collect();
-        let end = (MIGRATED - 1).to_string();
-        match kind {
-            SlotMigration::MigrateSlots => {
-                let id = Cluster::node_id(target);
-                let cmd = [
-                    "CLUSTER",
-                    "MIGRATESLOTS",
-                    "SLOTSRANGE",
-                    "0",
-                    &end,
-                    "NODE",
-                    &id,
-                ];
-                assert_eq!(
-                    Conn::connect(source).expect("connect").cmd(&cmd),
-                    ok(),
-                    "MIGRATESLOTS"
-                );
-            }
-            SlotMigration::Migration => {
-                let cmd = ["CLUSTER", "MIGRATION", "IMPORT", "0", &end];
-                let r = Conn::connect(target).expect("connect").cmd(&cmd);
-                assert!(
-                    matches!(r, Reply::Bulk(_)),
-                    "CLUSTER MIGRATION IMPORT: {r:?}"
-                );
-            }
-        }
+        common::cluster::start_slot_migration(kind, source, target, 0, MIGRATED - 1);
         Migration {
             kind,
             source,

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::resp::Conn;
-use super::server::{Flavor, Module, Server};
+use super::server::{Flavor, Module, Server, SlotMigration};
 use super::{info, wait};
 
 /// Six servers (three masters with one replica each) formed into a cluster
@@ -365,4 +365,27 @@ pub fn cluster_slots(via: u16) -> Vec<(u16, u16, u16)> {
             )
         })
         .collect()
+}
+
+/// Starts an atomic slot migration of slots `first..=last` from the master on
+/// port `source` to the master on port `target`, by the server's interface:
+/// Valkey's runs on the source, Redis's on the target.
+pub fn start_slot_migration(kind: SlotMigration, source: u16, target: u16, first: u16, last: u16) {
+    let (a, b) = (first.to_string(), last.to_string());
+    match kind {
+        SlotMigration::MigrateSlots => {
+            let id = Cluster::node_id(target);
+            let cmd = ["CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", &a, &b, "NODE", &id];
+            let r = Conn::connect(source).expect("connect").cmd(&cmd);
+            assert_eq!(r, super::ok(), "MIGRATESLOTS");
+        }
+        SlotMigration::Migration => {
+            let cmd = ["CLUSTER", "MIGRATION", "IMPORT", &a, &b];
+            let r = Conn::connect(target).expect("connect").cmd(&cmd);
+            assert!(
+                matches!(r, super::resp::Reply::Bulk(_)),
+                "CLUSTER MIGRATION IMPORT: {r:?}"
+            );
+        }
+    }
 }
