@@ -310,7 +310,7 @@ impl Job<'_, '_> {
             if let Some(len) = oversized {
                 q::<()>(&mut redis::cmd("UNWATCH"), self.src)?;
                 q::<()>(redis::cmd("DEL").arg(&tmp), &mut *self.t.conn)?;
-                let why = format!("a {} chunk, which does not split", self.family.name);
+                let why = format!("{} chunks do not split", self.family.name);
                 return Ok(Outcome::Skipped(too_large(
                     &why,
                     len as u64,
