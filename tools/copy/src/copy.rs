@@ -7,10 +7,12 @@
 //! Two ways to move a value:
 //! * DUMP/RESTORE: the source's payload, its footer rewritten for the
 //!   target's RDB version with a fresh CRC64 (the module value inside is the
-//!   same bytes on every server). One atomic read on the source.
-//! * SCANDUMP/LOADCHUNK (Bloom, Cuckoo): large values, in chunks split to the
-//!   target's size limit, the key WATCHed on the source so that a write to it
-//!   during the read is noticed and the copy redone.
+//!   same bytes on every server; a Count-Min Sketch may be rewritten in the
+//!   older encoding the target reads). One atomic read on the source.
+//! * SCANDUMP/LOADCHUNK (Bloom, Cuckoo, sliding window): large values, in
+//!   chunks (split to the target's size limit where they split), the key
+//!   WATCHed on the source so that a write to it during the read is noticed
+//!   and the copy redone.
 
 use redis::{Connection, ConnectionLike, RedisResult};
 
@@ -28,7 +30,7 @@ const ATTEMPTS: usize = 3;
 pub struct Settings {
     pub replace: bool,
     pub dry_run: bool,
-    /// Bloom and Cuckoo values larger than this (MEMORY USAGE) go in chunks.
+    /// Values of chunked families larger than this (MEMORY USAGE) go in chunks.
     pub chunk_above: u64,
 }
 
