@@ -90,7 +90,7 @@ fn command() -> Command {
                 .value_name("BYTES")
                 .default_value("16mb")
                 .value_parser(parse_size)
-                .help("Bloom/Cuckoo values larger than this move in chunks"),
+                .help("Bloom, Cuckoo and sliding-window values larger than this move in chunks"),
         )
         .arg(
             Arg::new("progress")

@@ -7,17 +7,19 @@
 //! Two ways to move a value:
 //! * DUMP/RESTORE: the source's payload, its footer rewritten for the
 //!   target's RDB version with a fresh CRC64 (the module value inside is the
-//!   same bytes on every server). One atomic read on the source.
-//! * SCANDUMP/LOADCHUNK (Bloom, Cuckoo): large values, in chunks split to the
-//!   target's size limit, the key WATCHed on the source so that a write to it
-//!   during the read is noticed and the copy redone.
+//!   same bytes on every server; a Count-Min Sketch may be rewritten in the
+//!   older encoding the target reads). One atomic read on the source.
+//! * SCANDUMP/LOADCHUNK (Bloom, Cuckoo, sliding window): large values, in
+//!   chunks (split to the target's size limit where they split), the key
+//!   WATCHed on the source so that a write to it during the read is noticed
+//!   and the copy redone.
 
 use redis::{Connection, ConnectionLike, RedisResult};
 
 use crate::crc64::crc64;
 use crate::endpoint::Target;
 use crate::family::{pieces, Chunked, Family};
-use crate::payload::Payload;
+use crate::payload::{Payload, PayloadError};
 use crate::report::{Log, Outcome};
 
 /// The private key expires by itself if the copy stops half-way.
@@ -28,7 +30,7 @@ const ATTEMPTS: usize = 3;
 pub struct Settings {
     pub replace: bool,
     pub dry_run: bool,
-    /// Bloom and Cuckoo values larger than this (MEMORY USAGE) go in chunks.
+    /// Values of chunked families larger than this (MEMORY USAGE) go in chunks.
     pub chunk_above: u64,
 }
 
@@ -71,9 +73,10 @@ pub fn copy_key(
     }
 }
 
-fn too_large(bytes: u64, limit: u64) -> String {
+/// `what` is too large: why it cannot be sent in smaller commands.
+fn too_large(why: &str, bytes: u64, limit: u64) -> String {
     format!(
-        "too large for one command and no chunked form: {bytes} bytes, the target accepts {limit} \
+        "too large for one command ({why}): {bytes} bytes, the target accepts {limit} \
          (raise proto-max-bulk-len on the target, or --max-command, and re-run)"
     )
 }
@@ -92,6 +95,9 @@ struct Job<'a, 'w> {
 
 impl Job<'_, '_> {
     fn run(&mut self) -> RedisResult<Outcome> {
+        if let Some(why) = self.t.lacks(self.family) {
+            return Ok(Outcome::Skipped(why));
+        }
         self.exists = q(redis::cmd("EXISTS").arg(self.key), &mut *self.t.conn)?;
         // The size decides the way for chunked families, and is what a dry run reports.
         let size = if self.s.dry_run || self.family.chunked.is_some() {
@@ -116,7 +122,7 @@ impl Job<'_, '_> {
 
     fn dry_run(&self, bytes: u64) -> Outcome {
         if self.family.chunked.is_none() && bytes > self.t.max_bulk {
-            return Outcome::Skipped(too_large(bytes, self.t.max_bulk));
+            return Outcome::Skipped(too_large("no chunked form", bytes, self.t.max_bulk));
         }
         Outcome::WouldCopy {
             family: self.family.name,
@@ -168,11 +174,18 @@ impl Job<'_, '_> {
             }
             Err(e) => return Ok(Outcome::Failed(format!("source DUMP payload refused: {e}"))),
         }
+        if let Some(refused) = self.older_encoding(&mut payload) {
+            return Ok(refused);
+        }
         let len = payload.bytes().len() as u64;
         if len > self.t.max_bulk {
             return match self.family.chunked {
                 Some(c) if may_chunk => self.chunked(c, false),
-                _ => Ok(Outcome::Skipped(too_large(len, self.t.max_bulk))),
+                _ => Ok(Outcome::Skipped(too_large(
+                    "no chunked form",
+                    len,
+                    self.t.max_bulk,
+                ))),
             };
         }
         if self.exists {
@@ -200,6 +213,25 @@ impl Job<'_, '_> {
             ));
         }
         self.publish(&tmp, pttl, len)
+    }
+
+    /// Rewrites `payload` in the encoding the target's module reads, if the
+    /// family has a newer one that it does not: the refusal if the value
+    /// has no older form.
+    fn older_encoding(&self, payload: &mut Payload) -> Option<Outcome> {
+        let added = self.family.added.filter(|a| !self.t.reads(a))?;
+        match payload.downgrade(&added) {
+            Ok(()) => None,
+            Err(e @ PayloadError::NoOlderForm { .. }) => Some(Outcome::Skipped(format!(
+                "the target's module (bf {}) reads only {} encoding {}: {e}",
+                self.t
+                    .module_version
+                    .map_or("of unknown version".into(), |v| format!("ver {v}")),
+                self.family.name,
+                added.since - 1
+            ))),
+            Err(e) => Some(Outcome::Failed(format!("source DUMP payload refused: {e}"))),
+        }
     }
 
     /// Gives the verified private key the source's TTL and renames it into place.
@@ -251,6 +283,8 @@ impl Job<'_, '_> {
             }
             let (t, log) = (&mut *self.t, &mut *self.log);
             q::<()>(redis::cmd("DEL").arg(&tmp), &mut *t.conn)?;
+            // A chunk that does not split and exceeds the limit (its length).
+            let mut oversized = None;
             let read = read_watched(self.src, c, key, |next, data| {
                 if next == 1 {
                     q::<()>(
@@ -262,7 +296,11 @@ impl Job<'_, '_> {
                         &mut *t.conn,
                     );
                 }
-                for (end, range) in pieces(next, data.len(), max) {
+                if !c.splits && data.len() > max {
+                    oversized = Some(data.len());
+                    return Err((redis::ErrorKind::Client, "chunk too large").into());
+                }
+                for (end, range) in pieces(c, next, data.len(), max) {
                     q::<()>(
                         redis::cmd(c.loadchunk).arg(&tmp).arg(end).arg(&data[range]),
                         &mut *t.conn,
@@ -270,8 +308,18 @@ impl Job<'_, '_> {
                 }
                 log.tick(data.len() as u64);
                 Ok(())
-            })?;
-            match read {
+            });
+            if let Some(len) = oversized {
+                q::<()>(&mut redis::cmd("UNWATCH"), self.src)?;
+                q::<()>(redis::cmd("DEL").arg(&tmp), &mut *self.t.conn)?;
+                let why = format!("{} chunks do not split", self.family.name);
+                return Ok(Outcome::Skipped(too_large(
+                    &why,
+                    len as u64,
+                    self.t.max_bulk,
+                )));
+            }
+            match read? {
                 Read::Changed => {}
                 Read::NoChunks => {
                     q::<()>(redis::cmd("DEL").arg(&tmp), &mut *self.t.conn)?;
@@ -314,9 +362,7 @@ impl Job<'_, '_> {
 fn same_dump(t: &mut Target, key: &[u8], payload: &Payload, family: &Family) -> RedisResult<bool> {
     let dump: Option<Vec<u8>> = q(redis::cmd("DUMP").arg(key), &mut *t.conn)?;
     Ok(match dump.map(Payload::new) {
-        Some(Ok(there)) => payload
-            .same_value(&there, family.volatile.as_ref())
-            .unwrap_or(false),
+        Some(Ok(there)) => payload.same_value(&there, family).unwrap_or(false),
         _ => false,
     })
 }

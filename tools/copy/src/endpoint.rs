@@ -13,6 +13,7 @@ use redis::{
     Client, Connection, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value,
 };
 
+use crate::family::{AddedField, Family, FAMILIES};
 use crate::payload;
 
 /// Replies to a single DUMP or RESTORE of hundreds of MiB take a while.
@@ -136,6 +137,10 @@ pub struct Target {
     pub max_bulk: u64,
     /// The RDB version of the target's own DUMP payloads (0: not probed).
     pub rdb_version: u16,
+    /// `MODULE LIST` ver of its `bf` module (`None`: none, or not told).
+    pub module_version: Option<u64>,
+    /// The families whose command the target lacks: it has no such type.
+    pub missing: Vec<&'static str>,
     pub tmp: TmpKeys,
 }
 
@@ -143,6 +148,8 @@ impl Target {
     pub fn open(url: &str, db: i64, max_command: Option<u64>) -> Result<Target, String> {
         let (info, mut conn, cluster) = open(url, db)?;
         let max_bulk = max_command.unwrap_or_else(|| server_max_bulk(&mut conn));
+        let module_version = bf_version(&mut conn);
+        let missing = missing_families(&mut conn);
         let conn: Box<dyn ConnectionLike> = if cluster {
             let client = ClusterClient::builder(vec![info])
                 .connection_timeout(Duration::from_secs(10))
@@ -157,8 +164,27 @@ impl Target {
             conn,
             max_bulk,
             rdb_version: 0,
+            module_version,
+            missing,
             tmp: TmpKeys::default(),
         })
+    }
+
+    /// Why the target cannot hold `family` at all, if it cannot.
+    pub fn lacks(&self, family: &Family) -> Option<String> {
+        self.missing.contains(&family.name).then(|| {
+            format!(
+                "the target has no {} type ({} unknown: RedisBloom, or no module)",
+                family.type_name, family.command
+            )
+        })
+    }
+
+    /// Whether the target's module loads `added`'s encoding. A module that
+    /// does not say its version is taken as older: the older encoding is
+    /// the one every version loads.
+    pub fn reads(&self, added: &AddedField) -> bool {
+        self.module_version.is_some_and(|v| v >= added.readers_from)
     }
 
     /// Learns the target's RDB version from the footer of a DUMP of a
@@ -183,6 +209,41 @@ impl Target {
             payload::checked_version(&dump).map_err(|e| format!("target DUMP: {e}"))?;
         Ok(())
     }
+}
+
+/// The `ver` of module `bf` in `MODULE LIST` (each module a flat list of
+/// field names and values).
+fn bf_version(conn: &mut Connection) -> Option<u64> {
+    let modules: Vec<Vec<Value>> = redis::cmd("MODULE").arg("LIST").query(conn).ok()?;
+    let text = |v: &Value| redis::from_redis_value_ref::<String>(v).ok();
+    modules.iter().find_map(|fields| {
+        let field = |name: &str| {
+            fields
+                .chunks(2)
+                .find(|kv| kv.first().and_then(text).is_some_and(|k| k == name))
+                .and_then(|kv| kv.get(1))
+        };
+        let bf = field("name").and_then(text).is_some_and(|n| n == "bf");
+        let ver = field("ver").and_then(|v| redis::from_redis_value_ref(v).ok());
+        ver.filter(|_| bf)
+    })
+}
+
+/// The families whose command the target does not know (`COMMAND INFO`
+/// answers nil); none if it does not answer.
+fn missing_families(conn: &mut Connection) -> Vec<&'static str> {
+    let mut cmd = redis::cmd("COMMAND");
+    cmd.arg("INFO");
+    for f in FAMILIES {
+        cmd.arg(f.command);
+    }
+    let info: Vec<Value> = cmd.query(conn).unwrap_or_default();
+    FAMILIES
+        .iter()
+        .zip(&info)
+        .filter(|(_, v)| matches!(v, Value::Nil))
+        .map(|(f, _)| f.name)
+        .collect()
 }
 
 /// Private keys on the target in the same slot as a given key (so that

@@ -1,16 +1,34 @@
-//! The families the tool copies: one row each. A new module type (e.g. the
-//! sliding-window filter) is one more row: its `TYPE` name and, if it has a
-//! chunked dump, its SCANDUMP/LOADCHUNK pair.
+//! The families the tool copies: one row each. A new module type is one
+//! more row: its `TYPE` name, a command that tells whether the target has
+//! the type and, if it has a chunked dump, its SCANDUMP/LOADCHUNK pair.
 
 /// A chunked dump: `SCANDUMP key 0` gives `[1, header]`, `SCANDUMP key it`
 /// gives `[next, chunk]` until `[0, …]`, and `LOADCHUNK key next chunk`
-/// replays each, `next` being the position after the chunk. Any sub-range
-/// of a chunk loads the same way (docs/bloom.md §10, docs/cuckoo.md §14),
-/// which is what keeps every command under the target's size limit.
+/// replays each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Chunked {
     pub scandump: &'static str,
     pub loadchunk: &'static str,
+    /// `next` is the byte position after the chunk and any sub-range of a
+    /// chunk loads at the position after it (Bloom, Cuckoo: docs/bloom.md
+    /// §10, docs/cuckoo.md §14), so chunks split to the target's size
+    /// limit. Otherwise `next` numbers whole chunks (APBF: docs/apbf.md
+    /// §5.5), each sent as it is.
+    pub splits: bool,
+}
+
+/// A field that a later encoding version of the type added: in older
+/// encodings primitive `prim` is absent and stands for `legacy`. Module
+/// versions below `readers_from` (`MODULE LIST` ver of `bf`) cannot load
+/// the newer encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddedField {
+    pub since: u16,
+    pub prim: usize,
+    pub legacy: u64,
+    pub readers_from: u64,
+    /// What the field is, in reports.
+    pub what: &'static str,
 }
 
 /// Bytes of a saved value that each writer fills with its own data, left
@@ -29,8 +47,11 @@ pub struct Family {
     pub name: &'static str,
     /// The module type name: the `TYPE` reply and the id in a DUMP payload.
     pub type_name: &'static str,
+    /// A command of the family: the target has the type if it knows it.
+    pub command: &'static str,
     pub chunked: Option<Chunked>,
     pub volatile: Option<Volatile>,
+    pub added: Option<AddedField>,
 }
 
 pub const FAMILIES: &[Family] = &[
@@ -40,8 +61,11 @@ pub const FAMILIES: &[Family] = &[
         chunked: Some(Chunked {
             scandump: "BF.SCANDUMP",
             loadchunk: "BF.LOADCHUNK",
+            splits: true,
         }),
+        command: "BF.ADD",
         volatile: None,
+        added: None,
     },
     Family {
         name: "cuckoo",
@@ -49,18 +73,32 @@ pub const FAMILIES: &[Family] = &[
         chunked: Some(Chunked {
             scandump: "CF.SCANDUMP",
             loadchunk: "CF.LOADCHUNK",
+            splits: true,
         }),
+        command: "CF.ADD",
         volatile: None,
+        added: None,
     },
     Family {
         name: "cms",
         type_name: "CMSk-TYPE",
+        command: "CMS.QUERY",
         chunked: None,
         volatile: None,
+        // Redis 8.12's encoding 1 saves the cell size after the total;
+        // encoding 0 has 4-byte cells (docs/cms.md §6.1, §6.5).
+        added: Some(AddedField {
+            since: 1,
+            prim: 3,
+            legacy: 4,
+            readers_from: 81181,
+            what: "cell size",
+        }),
     },
     Family {
         name: "topk",
         type_name: "TopK-TYPE",
+        command: "TOPK.ADD",
         chunked: None,
         // The heap's 24-byte records: RedisBloom saves a memory address in
         // bytes 8..16 and never reads it back (docs/topk.md §5.2).
@@ -69,12 +107,27 @@ pub const FAMILIES: &[Family] = &[
             record: 24,
             bytes: 8..16,
         }),
+        added: None,
     },
     Family {
         name: "tdigest",
         type_name: "TDIS-TYPE",
+        command: "TDIGEST.ADD",
         chunked: None,
         volatile: None,
+        added: None,
+    },
+    Family {
+        name: "apbf",
+        type_name: "APBF-rsbl",
+        command: "APBF.ADD",
+        chunked: Some(Chunked {
+            scandump: "APBF.SCANDUMP",
+            loadchunk: "APBF.LOADCHUNK",
+            splits: false,
+        }),
+        volatile: None,
+        added: None,
     },
 ];
 
@@ -83,15 +136,17 @@ pub fn by_type(type_name: &str) -> Option<&'static Family> {
     FAMILIES.iter().find(|f| f.type_name == type_name)
 }
 
-/// Splits a chunk that ends at position `next` into pieces of at most `max`
-/// bytes: `(position after the piece, byte range in the chunk)`.
+/// The LOADCHUNKs for a chunk that SCANDUMP gave with `next`: `(iterator,
+/// byte range in the chunk)`. Splitting chunks go in pieces of at most
+/// `max` bytes; others whole, whatever their length (the caller checks it).
 pub fn pieces(
+    c: Chunked,
     next: i64,
     len: usize,
     max: usize,
 ) -> impl Iterator<Item = (i64, std::ops::Range<usize>)> {
     let start = next - len as i64;
-    let max = max.max(1);
+    let max = if c.splits { max.max(1) } else { len.max(1) };
     (0..len).step_by(max).map(move |a| {
         let b = (a + max).min(len);
         (start + b as i64, a..b)
@@ -114,16 +169,28 @@ mod tests {
     #[test]
     fn pieces_cover_the_chunk_and_end_where_it_ends() {
         // A 16 MiB chunk read at position 1 ends at 16777217.
-        let p: Vec<_> = pieces(16_777_217, 16 << 20, 5 << 20).collect();
+        let bf = FAMILIES[0].chunked.unwrap();
+        let p: Vec<_> = pieces(bf, 16_777_217, 16 << 20, 5 << 20).collect();
         assert_eq!(p.len(), 4);
         assert_eq!(p[0], (1 + (5 << 20), 0..5 << 20));
         assert_eq!(p[3], (16_777_217, 15 << 20..16 << 20));
         assert!(p.windows(2).all(|w| w[0].1.end == w[1].1.start));
         // Fits: one piece, the chunk itself.
         assert_eq!(
-            pieces(145, 144, 1 << 20).collect::<Vec<_>>(),
+            pieces(bf, 145, 144, 1 << 20).collect::<Vec<_>>(),
             vec![(145, 0..144)]
         );
-        assert_eq!(pieces(145, 0, 10).count(), 0);
+        assert_eq!(pieces(bf, 145, 0, 10).count(), 0);
+    }
+
+    #[test]
+    fn chunks_numbered_by_index_go_whole() {
+        let apbf = by_type("APBF-rsbl").and_then(|f| f.chunked).unwrap();
+        // APBF.SCANDUMP gives chunk 3 with iterator 5, however long it is.
+        assert_eq!(
+            pieces(apbf, 5, 16 << 20, 1 << 20).collect::<Vec<_>>(),
+            vec![(5, 0..16 << 20)]
+        );
+        assert_eq!(pieces(apbf, 5, 0, 10).count(), 0);
     }
 }

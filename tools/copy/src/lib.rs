@@ -1,5 +1,5 @@
 //! rsbloom-copy: copies the module's keys (Bloom, Cuckoo, Count-Min Sketch,
-//! Top-K, T-Digest) between any two servers, live, whatever their RDB
+//! Top-K, T-Digest, sliding-window filters) between any two servers, live, whatever their RDB
 //! versions (docs/copy.md).
 
 mod cli;
@@ -30,7 +30,7 @@ pub struct Options {
     pub scan_count: u64,
     /// The largest argument to send; default: the target's own limit.
     pub max_command: Option<u64>,
-    /// Bloom/Cuckoo values above this many bytes move in chunks.
+    /// Values of chunked families above this many bytes move in chunks.
     pub chunk_above: u64,
     pub progress: Option<Duration>,
     pub verbose: bool,

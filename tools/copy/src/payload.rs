@@ -8,7 +8,7 @@
 //! LE). The body is the same on every server; only the version differs.
 
 use crate::crc64::crc64;
-use crate::family::Volatile;
+use crate::family::{AddedField, Family};
 use crate::lzf;
 
 const RDB_TYPE_MODULE_2: u8 = 7;
@@ -20,6 +20,13 @@ pub enum PayloadError {
     Checksum,
     NotModule(u8),
     Malformed(&'static str),
+    /// The value needs its newer encoding: `what` is `value`, the older
+    /// encoding only holds `legacy`.
+    NoOlderForm {
+        what: &'static str,
+        value: u64,
+        legacy: u64,
+    },
 }
 
 impl std::fmt::Display for PayloadError {
@@ -29,6 +36,14 @@ impl std::fmt::Display for PayloadError {
             PayloadError::Checksum => write!(f, "payload checksum (CRC64) wrong"),
             PayloadError::NotModule(t) => write!(f, "not a module value (RDB object type {t})"),
             PayloadError::Malformed(what) => write!(f, "malformed module value: {what}"),
+            PayloadError::NoOlderForm {
+                what,
+                value,
+                legacy,
+            } => write!(
+                f,
+                "{what} {value}: the encoding the target reads holds {what} {legacy} only"
+            ),
         }
     }
 }
@@ -78,20 +93,53 @@ impl Payload {
         &self.bytes
     }
 
+    /// Rewrites a value of `added`'s encoding (or later) in the encoding
+    /// before it: the field dropped, the module id's encoding version one
+    /// below, a fresh footer. Refused (`NoOlderForm`) unless the field holds
+    /// its legacy value; a value already older is left as it is. In place:
+    /// a Count-Min Sketch can be hundreds of MiB.
+    pub fn downgrade(&mut self, added: &AddedField) -> Result<(), PayloadError> {
+        let (id, span, value) = locate(self.body(), added.prim)?;
+        if id & 1023 < u64::from(added.since) {
+            return Ok(());
+        }
+        match value {
+            Some(v) if v == added.legacy => {}
+            Some(value) => {
+                return Err(PayloadError::NoOlderForm {
+                    what: added.what,
+                    value,
+                    legacy: added.legacy,
+                })
+            }
+            None => return Err(PayloadError::Malformed("the added field is not an integer")),
+        }
+        // Module ids are above 2^32: always the 9-byte RDB length form.
+        if self.bytes.get(1) != Some(&0x81) {
+            return Err(PayloadError::Malformed("module id not in 8 bytes"));
+        }
+        let older = (id & !1023) | u64::from(added.since - 1);
+        self.bytes[2..10].copy_from_slice(&older.to_be_bytes());
+        self.bytes.drain(span);
+        self.set_version(self.rdb_version());
+        Ok(())
+    }
+
     /// Same module value: identical bytes, or the same primitives once
-    /// strings are decoded (the servers' `rdbcompression` may differ) and
-    /// the `volatile` bytes that each writer fills in its own way masked.
-    pub fn same_value(
-        &self,
-        other: &Payload,
-        volatile: Option<&Volatile>,
-    ) -> Result<bool, PayloadError> {
+    /// strings are decoded (the servers' `rdbcompression` may differ), an
+    /// older encoding read as the newer one, and the `volatile` bytes that
+    /// each writer fills in its own way masked.
+    pub fn same_value(&self, other: &Payload, family: &Family) -> Result<bool, PayloadError> {
         if self.body() == other.body() {
             return Ok(true);
         }
         let canonical = |p: &Payload| -> Result<(u64, Vec<Prim>), PayloadError> {
-            let (id, mut prims) = primitives(p.body())?;
-            if let Some(v) = volatile {
+            let (mut id, mut prims) = primitives(p.body())?;
+            if let Some(a) = family.added.filter(|a| id & 1023 < u64::from(a.since)) {
+                prims.insert(a.prim.min(prims.len()), Prim::Int(a.legacy));
+                id = (id & !1023) | u64::from(a.since);
+            }
+            if let Some(v) = &family.volatile {
                 if let Some(Prim::Str(s)) = prims.get_mut(v.prim) {
                     for record in s.chunks_mut(v.record.max(1)) {
                         if let Some(b) = record.get_mut(v.bytes.clone()) {
@@ -143,22 +191,10 @@ pub enum Prim {
 
 /// The module id and primitives of a module-value body (`RM_Save*` opcodes).
 pub fn primitives(body: &[u8]) -> Result<(u64, Vec<Prim>), PayloadError> {
-    let mut r = Reader(body);
-    match r.byte()? {
-        RDB_TYPE_MODULE_2 => {}
-        t => return Err(PayloadError::NotModule(t)),
-    }
-    let id = r.len()?;
+    let (mut r, id) = Reader::module(body)?;
     let mut out = Vec::new();
-    loop {
-        match r.byte()? {
-            0 => break,
-            1 | 2 => out.push(Prim::Int(r.len()?)),
-            3 => out.push(Prim::Float(u32::from_le_bytes(r.array()?))),
-            4 => out.push(Prim::Double(u64::from_le_bytes(r.array()?))),
-            5 => out.push(Prim::Str(r.string()?)),
-            _ => return Err(PayloadError::Malformed("unknown module opcode")),
-        }
+    while let Some(p) = r.prim()? {
+        out.push(p);
     }
     if !r.0.is_empty() {
         return Err(PayloadError::Malformed("bytes after the EOF opcode"));
@@ -166,9 +202,51 @@ pub fn primitives(body: &[u8]) -> Result<(u64, Vec<Prim>), PayloadError> {
     Ok((id, out))
 }
 
+/// The module id of a body, the byte range of its primitive `index` (opcode
+/// included; empty at the end of the value) and that primitive's value if
+/// it is an integer.
+fn locate(
+    body: &[u8],
+    index: usize,
+) -> Result<(u64, std::ops::Range<usize>, Option<u64>), PayloadError> {
+    let (mut r, id) = Reader::module(body)?;
+    for _ in 0..index {
+        r.prim()?;
+    }
+    let start = body.len() - r.0.len();
+    let value = match r.prim()? {
+        Some(Prim::Int(n)) => Some(n),
+        _ => None,
+    };
+    Ok((id, start..body.len() - r.0.len(), value))
+}
+
 struct Reader<'a>(&'a [u8]);
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    /// A reader after the object type and module id of `body`.
+    fn module(body: &'a [u8]) -> Result<(Reader<'a>, u64), PayloadError> {
+        let mut r = Reader(body);
+        match r.byte()? {
+            RDB_TYPE_MODULE_2 => {}
+            t => return Err(PayloadError::NotModule(t)),
+        }
+        let id = r.len()?;
+        Ok((r, id))
+    }
+
+    /// The next primitive; `None` at the EOF opcode.
+    fn prim(&mut self) -> Result<Option<Prim>, PayloadError> {
+        Ok(Some(match self.byte()? {
+            0 => return Ok(None),
+            1 | 2 => Prim::Int(self.len()?),
+            3 => Prim::Float(u32::from_le_bytes(self.array()?)),
+            4 => Prim::Double(u64::from_le_bytes(self.array()?)),
+            5 => Prim::Str(self.string()?),
+            _ => return Err(PayloadError::Malformed("unknown module opcode")),
+        }))
+    }
+
     fn take(&mut self, n: usize) -> Result<&[u8], PayloadError> {
         if n > self.0.len() {
             return Err(PayloadError::Malformed("truncated"));
@@ -243,6 +321,7 @@ enum Len {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::Volatile;
 
     /// RDB module id of `MBbloom--`, encoding version 4 (tests/common/dump.rs).
     const BF_ID: u64 = 0x3016e5a289bef804;
@@ -316,26 +395,31 @@ mod tests {
             Payload::new(payload(&lzf, 11)).unwrap(),
         );
         assert_ne!(a.body(), b.body());
-        assert!(a.same_value(&b, None).unwrap());
+        let topk = crate::family::by_type("TopK-TYPE").unwrap();
+        let masked = |volatile| Family {
+            volatile,
+            ..topk.clone()
+        };
+        assert!(a.same_value(&b, &masked(None)).unwrap());
         let other = body(
             TOPK_ID,
             b"\x05\x11hello hello hellO\x05\x0212\x04\0\0\0\0\0\0\xf0\x3f\0",
         );
         let other = Payload::new(payload(&other, 10)).unwrap();
-        assert!(!a.same_value(&other, None).unwrap());
+        assert!(!a.same_value(&other, &masked(None)).unwrap());
         // The difference is byte 16: byte 0 of the third 8-byte record.
         let mask = Volatile {
             prim: 0,
             record: 8,
             bytes: 7..8,
         };
-        assert!(!a.same_value(&other, Some(&mask)).unwrap());
+        assert!(!a.same_value(&other, &masked(Some(mask))).unwrap());
         let mask = Volatile {
             prim: 0,
             record: 8,
             bytes: 0..1,
         };
-        assert!(a.same_value(&other, Some(&mask)).unwrap());
+        assert!(a.same_value(&other, &masked(Some(mask))).unwrap());
         assert_eq!(
             primitives(&raw).unwrap().1,
             vec![
@@ -346,12 +430,66 @@ mod tests {
         );
     }
 
+    /// `CMS.INITBYDIM c 4 2`, `CMS.INCRBY c foo 3 bar 1` in encoding 1
+    /// with `cells` (cell size, counters string), as docs/cms.md §6.1.
+    fn cms_v1(cells: &[u8]) -> Payload {
+        let mut rest = b"\x02\x04\x02\x02\x02\x04".to_vec();
+        rest.extend_from_slice(cells);
+        rest.push(0);
+        Payload::new(payload(&body(CMS_ID | 1, &rest), 10)).unwrap()
+    }
+
+    const CMS_ID: u64 = 0x08c4a4f9360f1000;
+    const CMS_CELLS: &[u8] = b"\x05\x20\0\0\0\0\x03\0\0\0\0\0\0\0\x01\0\0\0\
+        \0\0\0\0\x01\0\0\0\x03\0\0\0\0\0\0\0";
+
+    #[test]
+    fn cms_encoding_1_goes_back_to_encoding_0() {
+        let cms = crate::family::by_type("CMSk-TYPE").unwrap();
+        let added = cms.added.unwrap();
+        let mut four = b"\x02\x04".to_vec();
+        four.extend_from_slice(CMS_CELLS);
+        let v1 = cms_v1(&four);
+        let mut p = cms_v1(&four);
+        p.downgrade(&added).unwrap();
+        // Byte for byte the encoding-0 DUMP of docs/cms.md §6.1.
+        let mut want = vec![7, 0x81, 0x08, 0xc4, 0xa4, 0xf9, 0x36, 0x0f, 0x10, 0x00];
+        want.extend_from_slice(b"\x02\x04\x02\x02\x02\x04");
+        want.extend_from_slice(CMS_CELLS);
+        want.extend_from_slice(&[0, 0x0a, 0, 0xd9, 0xc7, 0x79, 0xe5, 0x1e, 0xa2, 0xca, 0x6c]);
+        assert_eq!(p.bytes(), want);
+        assert_eq!(p.module_type().unwrap(), ("CMSk-TYPE".into(), 0));
+        // Already encoding 0: unchanged.
+        p.downgrade(&added).unwrap();
+        assert_eq!(p.bytes(), want);
+        // The two encodings hold the same value; another total differs.
+        assert!(p.same_value(&v1, cms).unwrap() && v1.same_value(&p, cms).unwrap());
+        let mut other = want.clone();
+        other[15] = 5;
+        let other = Payload::new(payload(&other[..other.len() - 10], 10)).unwrap();
+        assert!(!other.same_value(&v1, cms).unwrap());
+    }
+
+    #[test]
+    fn cms_cells_other_than_4_bytes_have_no_encoding_0() {
+        let added = crate::family::by_type("CMSk-TYPE").unwrap().added.unwrap();
+        let mut p = cms_v1(b"\x02\x01\x05\x08\x00\x03\x00\x01\x00\x01\x03\x00");
+        let before = p.bytes().to_vec();
+        let e = p.downgrade(&added).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cell size 1: the encoding the target reads holds cell size 4 only"
+        );
+        assert_eq!(p.bytes(), before);
+    }
+
     #[test]
     fn malformed_bodies_are_errors_not_panics() {
         let good = body(BF_ID, b"\x02\x40\x01\x05\x03abc\x00");
         assert!(primitives(&good).is_ok());
         for n in 0..good.len() {
             assert!(primitives(&good[..n]).is_err(), "prefix {n}");
+            assert!(locate(&good[..n], 2).is_err(), "prefix {n}");
         }
         assert!(primitives(&body(BF_ID, b"\x09\x00")).is_err());
         assert!(primitives(&body(BF_ID, b"\x00\x00")).is_err());
