@@ -482,6 +482,9 @@ fn mutate_load(rng: &mut SmallRng, src: &Source) -> Case {
 }
 
 /// Checks that `key` holds a working filter; Err describes what failed.
+/// Filters up to this size are copied through SCANDUMP/LOADCHUNK.
+const COPY_LIMIT: i64 = 256 << 20;
+
 fn check_filter(c: &mut Conn, key: &str) -> Result<&'static str, String> {
     let t = c.cmd(&["TYPE", key]);
     let bloom = match t.as_bytes() {
@@ -527,6 +530,18 @@ fn check_filter(c: &mut Conn, key: &str) -> Result<&'static str, String> {
         if !matches!(n, Reply::Int(_)) {
             return Err(format!("CF.COUNT {n:?}"));
         }
+    }
+    // A crafted header can make the ADD above grow the filter by gigabytes
+    // (lazily zeroed pages); copying that through the test's own memory
+    // would take three times as much of a 24 GiB CI machine, and the copy
+    // of large filters is covered by the persistence tests.
+    let size = c.cmd(&["MEMORY", "USAGE", key]);
+    if !matches!(size, Reply::Int(n) if n <= COPY_LIMIT) {
+        return Ok(if bloom {
+            "bloom (large)"
+        } else {
+            "cuckoo (large)"
+        });
     }
     // SCANDUMP + LOADCHUNK must reproduce the filter (when its header is one
     // LOADCHUNK accepts; RDB-loaded values may carry fields it refuses).
