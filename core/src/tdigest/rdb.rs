@@ -179,9 +179,8 @@ impl Header {
         let (mw, uw) = (self.merged_weight, self.unmerged_weight);
         let sentinels = self.min == f64::MAX && self.max == -f64::MAX;
         let ok = self.cap == i64::from(cap)
-            // An add compresses first once capacity − 1 nodes are in use;
-            // only nodes no compression merges (item 7) fill the last slot.
-            && merged < cap
+            // A compression may fill every slot: a merge into compression 1
+            // leaves 16 centroids in 16 slots (differential seed 1371708150).
             && i64::from(merged) + i64::from(unmerged) <= i64::from(cap)
             && self.total_compressions >= 0
             && (mw as f64 + uw as f64) < TWO_POW_63

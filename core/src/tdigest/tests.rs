@@ -479,7 +479,8 @@ fn loader_refuses_what_redisbloom_cannot_write() {
     most.compress();
     assert_eq!(most.total_compressions(), i64::MAX);
     assert!(load(&saved(&most)).is_ok());
-    // Merged nodes up to the capacity minus one (an add compresses first).
+    // Merged nodes up to the capacity: a compression can fill every slot
+    // (a merge into compression 1 leaves 16 centroids in 16 slots).
     let full = |merged: u64| {
         let mut v = vec![D(12.0), D(1.0), D(1.0), U(82), U(merged), U(0), U(1)];
         v.extend([D(merged as f64), D(0.0)]);
@@ -487,7 +488,12 @@ fn loader_refuses_what_redisbloom_cannot_write() {
         v
     };
     assert!(load(&full(81)).is_ok());
-    assert_eq!(load(&full(82)).err(), Some(LoadError::Invalid));
+    // Such a digest answers as the one commands built: with no unmerged
+    // node to compress, an add finds no slot (`overflow detected`).
+    let mut filled = load(&full(82)).unwrap();
+    assert!(filled.add(2.0, 1).is_err());
+    assert!(load(&saved(&filled)).is_ok());
+    assert_eq!(load(&full(83)).err(), Some(LoadError::Invalid));
     // An empty digest carries the sentinels and no weight.
     let empty = saved(&TDigest::new(12.0).unwrap());
     assert!(load(&empty).is_ok());
