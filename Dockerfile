@@ -1,5 +1,5 @@
 # rsbloom loaded into Redis or Valkey, configured by redis.conf.example, data
-# in the volume /data. Build: `make docker` (README "Docker"), or after
+# in the volume /data. Build: `make docker` (docs/docker.md), or after
 # `cargo build --release`: `scripts/docker.sh build valkey` (it stages the
 # server binaries, then runs `docker build --build-arg SERVER=valkey .`).
 # The module is built on the host and copied in (it is linked against glibc

@@ -24,8 +24,8 @@ copy:
 	target/release/rsbloom-copy --from "$(FROM)" --to "$(TO)" $(COPY_ARGS)
 
 ## Unit, property and integration tests on Redis 8.6 and Valkey 9.x, the
-## server-facing subset also on Redis 7.0, Redis 8.0 and Valkey 8.0 (README
-## "Server matrix"), with the reference RedisBloom as differential oracle;
+## server-facing subset also on Redis 7.0, Redis 8.0 and Valkey 8.0 (docs/servers.md
+## §1), with the reference RedisBloom as differential oracle;
 ## RSBLOOM_SERVERS=redis7,valkey9 etc. runs every test on just those servers.
 ## Also the Docker images (Redis 8.6, Valkey 9) in containers
 ## (tests/container.rs: a failed build or daemon start is reported there).
@@ -37,7 +37,7 @@ test:
 	  for s in redis valkey; do scripts/docker.sh build $$s; done; \
 	  $(CARGO) test --profile ci --workspace --no-fail-fast
 
-## The Docker image (README "Docker"): `make docker [DOCKER_SERVER=valkey]`,
+## The Docker image (docs/docker.md): `make docker [DOCKER_SERVER=valkey]`,
 ## with the newest server of the matrix (built once by scripts/build-servers.sh).
 ## Starts a dockerd of its own where none answers (`make docker-stop` ends it).
 DOCKER_SERVER ?= redis

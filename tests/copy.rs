@@ -147,8 +147,8 @@ fn same(src: &mut Conn, dst: &mut Conn, key: &str) -> bool {
     value && src.cmd(&read) == dst.cmd(&read) && ttl_kept
 }
 
-/// Where RedisBloom 2.8.2 loads: every server of the matrix (README "Server
-/// support"); a flavor added later is tried, and left out if it refuses it.
+/// Where RedisBloom 2.8.2 loads: every server of the matrix (docs/servers.md
+/// §2); a flavor added later is tried, and left out if it refuses it.
 fn reference_loads(f: Flavor) -> bool {
     std::panic::catch_unwind(|| drop(Server::start(f, Module::Reference))).is_ok()
 }

@@ -244,8 +244,8 @@ pub enum Matrix {
     All,
 }
 
-/// The servers most tests run on: Redis 8.6 and Valkey 9 (README "Server
-/// matrix"), or those `RSBLOOM_SERVERS` names.
+/// The servers most tests run on: Redis 8.6 and Valkey 9 (docs/servers.md
+/// §1), or those `RSBLOOM_SERVERS` names.
 pub fn flavors() -> Vec<Flavor> {
     flavors_of(Matrix::Newest)
 }
