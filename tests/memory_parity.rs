@@ -235,7 +235,9 @@ fn topk_parity(flavor: Flavor, topk_cases: &[Case], source: &[Vec<Vec<u8>>]) {
             name: "TopK restored",
             cmds: vec![args!["RESTORE", "k", "0", payload.as_bytes()].to_vec()],
             may_use_less: false,
-            more: 0,
+            // The empty item's allocation (jemalloc's 8-byte class): rsbloom's
+            // load keeps the item, 2.8.2's drops it (docs/topk.md §5.2).
+            more: 8,
         }
     });
     for (c, own) in conns.iter_mut().zip(&restored) {
@@ -252,6 +254,7 @@ fn topk_parity(flavor: Flavor, topk_cases: &[Case], source: &[Vec<Vec<u8>>]) {
         let case = pair[0];
         let [rs, reference] = [0, 1].map(|i| growth(&mut conns[i], pair[i]));
         assert!(rs > 0, "{}: no growth measured", case.name);
+        let rs = rs - case.more;
         let usage = [0, 1].map(|i| {
             let c = &mut conns[i];
             for cmd in &pair[i].cmds {

@@ -228,8 +228,10 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Builds the set on a `src` server, moves it to a `dst` server `how`
-/// ("dump", "rdb", "aof"), and compares every key with the source after
-/// the source reloaded too (a load changes what the empty item shows).
+/// ("dump", "rdb", "aof"), and compares every key with the source: as it
+/// was when rsbloom loads (its load keeps the empty item), after a reload
+/// of its own when 2.8.2 loads (2.8.2's load shows the empty item as null,
+/// docs/topk.md §5.2, so e4 from rsbloom cannot compare).
 fn exchange(flavor: Flavor, src: Module, dst: Module, how: &str) -> Vec<String> {
     let mut s = start(flavor, src, None, how == "aof");
     for (_, cmds) in exchange_set() {
@@ -237,7 +239,12 @@ fn exchange(flavor: Flavor, src: Module, dst: Module, how: &str) -> Vec<String> 
             assert!(!r.is_error(), "{r:?}");
         }
     }
-    let keys: Vec<&str> = exchange_set().iter().map(|(k, _)| *k).collect();
+    let keys: Vec<&str> = exchange_set()
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|&k| !(k == "e4" && dst == Module::Reference && src == Module::Rsbloom))
+        .collect();
+    let live: Vec<Vec<String>> = keys.iter().map(|k| observe(s.conn(false), k)).collect();
     let dir = tempfile::Builder::new()
         .prefix("rsbloom-topk-")
         .tempdir()
@@ -268,10 +275,16 @@ fn exchange(flavor: Flavor, src: Module, dst: Module, how: &str) -> Vec<String> 
             start(flavor, dst, Some(dir.path()), true)
         }
     };
-    assert_eq!(s.cmd(&sargs(&["DEBUG", "RELOAD"])), ok());
+    if dst == Module::Reference {
+        assert_eq!(s.cmd(&sargs(&["DEBUG", "RELOAD"])), ok());
+    }
     let mut fails = Vec::new();
-    for k in keys {
-        let (a, b) = (observe(s.conn(false), k), observe(d.conn(false), k));
+    for (k, live) in keys.into_iter().zip(live) {
+        let a = match dst {
+            Module::Reference => observe(s.conn(false), k),
+            _ => live,
+        };
+        let b = observe(d.conn(false), k);
         if a != b {
             fails.push(format!(
                 "{src:?} → {dst:?} by {how}, key {k}:\n  source {a:?}\n  moved  {b:?}"

@@ -38,6 +38,10 @@ fn check_topk(t: &TopK) {
     }
     assert!(list.iter().all(|e| e.count() > 0));
     assert_eq!(list.len(), entries.iter().filter(|e| e.count() > 0).count());
+    // Only an unused record lacks its item (the empty item survives loads).
+    assert!(entries
+        .iter()
+        .all(|e| e.item().is_some() || (e.fp(), e.count()) == (0, 0)));
 }
 
 /// Save, load again, save again: the same bytes (compared as bytes, so a
@@ -262,10 +266,10 @@ pub fn topk_model(data: &[u8]) {
     round_trip_if_lossless(&t);
 }
 
-/// Save/load is the identity unless an item holds a NUL (then truncated)
-/// or is empty (then loaded as "no item"), docs/topk.md §5.2.
+/// Save/load is the identity unless an item holds a NUL (then truncated),
+/// docs/topk.md §5.2.
 fn round_trip_if_lossless(t: &TopK) {
-    let lossy = |b: &[u8]| b.is_empty() || b.contains(&0);
+    let lossy = |b: &[u8]| b.contains(&0);
     if !t
         .heap()
         .entries()

@@ -77,7 +77,8 @@ impl TopK {
         {
             e.fp = le_u32(record, 0);
             e.count = le_u32(record, 16);
-            e.item = loaded_item(src.read_buffer()?)?;
+            let in_use = e.fp != 0 || e.count != 0;
+            e.item = loaded_item(src.read_buffer()?, in_use)?;
         }
         let rng = image
             .get(8..16)
@@ -96,12 +97,15 @@ fn saved_item(item: Option<&[u8]>) -> &[u8] {
     }
 }
 
-/// A loaded item string: one 0 byte is "no item"; otherwise non-NUL bytes
-/// and a terminating 0 (what RedisBloom writes; anything else would be
-/// read past its end by RedisBloom).
-fn loaded_item(b: Box<[u8]>) -> Result<Option<Box<[u8]>>, LoadError> {
+/// A loaded item string: non-NUL bytes and a terminating 0 (what RedisBloom
+/// writes; anything else would be read past its end by RedisBloom). The
+/// single 0 byte is both "no item" and the empty item (and an item that
+/// starts with NUL, which replies show as empty): in a record in use it is
+/// the empty item, so a reload keeps what LIST and expelled replies showed
+/// (RedisBloom's reload fix #1053; docs/topk.md §5.2).
+fn loaded_item(b: Box<[u8]>, in_use: bool) -> Result<Option<Box<[u8]>>, LoadError> {
     match b.split_last() {
-        Some((0, [])) => Ok(None),
+        Some((0, [])) if !in_use => Ok(None),
         Some((0, bytes)) if !bytes.contains(&0) => Ok(Some(b)),
         _ => Err(LoadError::Invalid),
     }
