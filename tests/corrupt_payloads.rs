@@ -1391,7 +1391,7 @@ fn issue20_tdigest(c: &mut Conn, ver: u16) -> Vec<Vec<u8>> {
         panic!("merged nodes {:?}", prims[4]);
     };
     let first_weight = 9 + merged as usize;
-    let two63 = 9.223372036854775808e18;
+    let two63 = 2f64.powi(63);
     let mut fields: Vec<(usize, Prim)> = Vec::new();
     for w in [
         f64::NAN,

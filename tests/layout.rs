@@ -21,10 +21,13 @@ struct File {
     /// Inline `mod name { … }` blocks: (first token, end token, name).
     inline: Vec<(usize, usize, String)>,
     /// `use` declarations: (token of `use`, `pub use`?, paths with aliases).
-    uses: Vec<(usize, bool, Vec<(Vec<String>, Option<String>)>)>,
+    uses: Vec<(usize, bool, Vec<Aliased>)>,
     /// Token ranges of the `use` declarations, skipped when finding paths.
     use_spans: Vec<(usize, usize)>,
 }
+
+/// A `use` path and its alias (`as name`).
+type Aliased = (Vec<String>, Option<String>);
 
 /// What a path names: an item of a file, or a module itself.
 #[derive(Clone, Debug, PartialEq)]

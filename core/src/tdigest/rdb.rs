@@ -27,7 +27,7 @@ impl From<ReadError> for LoadError {
 /// infinity or a fraction was never a weight; RedisBloom's `(long long)`
 /// would turn the rest into negative weights).
 fn weight(d: f64) -> Result<i64, LoadError> {
-    if d >= 0.0 && d < TWO_POW_63 && d.fract() == 0.0 {
+    if (0.0..TWO_POW_63).contains(&d) && d.fract() == 0.0 {
         Ok(d as i64)
     } else {
         Err(LoadError::Invalid)

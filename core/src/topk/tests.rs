@@ -61,7 +61,7 @@ fn unhex(s: &str) -> Vec<u8> {
 /// The stream of docs/topk.md §8.2: w<x mod 13> or w<x mod 5>.
 fn stream_item(i: u64) -> String {
     let x = (7 * i * i + 3 * i) % 101;
-    if x % 3 != 0 {
+    if !x.is_multiple_of(3) {
         format!("w{}", x % 13)
     } else {
         format!("w{}", x % 5)
@@ -552,7 +552,7 @@ impl Model {
                     let p = self.table.probability(b.1);
                     // rsbloom's documented shortcuts: no draw where the
                     // outcome is certain (docs/topk.md §3.5).
-                    let u = if self.decay >= 1.0 || !(p > 0.0) {
+                    let u = if self.decay >= 1.0 || p.is_nan() || p <= 0.0 {
                         0.0
                     } else {
                         draw(&mut self.rng)
@@ -599,7 +599,7 @@ impl Model {
 
     fn list(&self) -> Vec<ModelEntry> {
         let mut v = self.heap.clone();
-        v.sort_by(|a, b| b.count.cmp(&a.count));
+        v.sort_by_key(|e| std::cmp::Reverse(e.count));
         v.into_iter().take_while(|e| e.count > 0).collect()
     }
 }
