@@ -134,8 +134,8 @@ impl CountMinSketch {
     /// Changes the item's counter in every row (`cells`) and the total by
     /// `inc`, or nothing if any of them would leave its range; returns the
     /// smallest counter after the change (§4.1). One pass: a counter out of
-    /// range undoes the rows already changed (rare; a checking pass first
-    /// cost 7 % on batched increments).
+    /// range undoes the rows already changed (rare), which is cheaper than
+    /// checking every row first (measured on batched increments).
     #[inline]
     fn increment_cells<I>(&mut self, cells: I, inc: i64) -> Incremented
     where
