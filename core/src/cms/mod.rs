@@ -181,19 +181,11 @@ impl CountMinSketch {
                 return Err(rejected);
             }
             // Checked: stays within 0 ..= max.
-            let v = if up {
-                v.saturating_add(m)
-            } else {
-                v.saturating_sub(m)
-            };
+            let v = shifted(v, m, up);
             cell::store::<N>(&mut self.cells, c, v);
             min = min.min(v);
         }
-        self.counter = if up {
-            self.counter.saturating_add(m)
-        } else {
-            self.counter.saturating_sub(m)
-        };
+        self.counter = shifted(self.counter, m, up);
         Ok(min)
     }
 
@@ -202,13 +194,7 @@ impl CountMinSketch {
     #[cold]
     fn shift_cells(&mut self, cells: impl Iterator<Item = usize>, m: u64, up: bool) {
         for c in cells {
-            let v = self.load(c);
-            let v = if up {
-                v.saturating_add(m)
-            } else {
-                v.saturating_sub(m)
-            };
-            self.store(c, v);
+            self.store(c, shifted(self.load(c), m, up));
         }
     }
 
@@ -283,6 +269,16 @@ impl CountMinSketch {
     /// The counter array, for active defragmentation.
     pub fn block_mut(&mut self) -> &mut dyn crate::alloc::Block {
         &mut self.cells
+    }
+}
+
+/// `v` plus `m` (`up`) or minus it, saturating: callers check the range.
+#[inline]
+fn shifted(v: u64, m: u64, up: bool) -> u64 {
+    if up {
+        v.saturating_add(m)
+    } else {
+        v.saturating_sub(m)
     }
 }
 
