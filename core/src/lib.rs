@@ -15,3 +15,4 @@ pub mod prefetch;
 pub mod rdb;
 pub mod tdigest;
 pub mod topk;
+pub mod valkey_bloom;

@@ -12,6 +12,7 @@ pub mod cuckoo;
 pub mod num;
 pub mod tdigest;
 pub mod topk;
+pub mod valkey_bloom;
 
 pub use num::{parse_f64, parse_i64};
 
