@@ -13,6 +13,8 @@ mod sizing;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vectors;
 
 use filter::{Hash, SubFilter};
 use sizing::{Scale, ScaleError, FILTER, MAX_FILTERS};

@@ -61,6 +61,14 @@ fn hash_vector_of_4_3() {
     let bits = NonZeroU64::new(960).unwrap();
     let p: Vec<u64> = probes(h, 7, bits).collect();
     assert_eq!(p, [687, 90, 355, 189, 23, 817, 651]);
+    // Only g_i for i ≥ 2 is reduced modulo the prime 2^64 − 59.
+    let top = Hash {
+        h0: u64::MAX - 10,
+        h1: 0,
+    };
+    let all = NonZeroU64::new(u64::MAX).unwrap();
+    let p: Vec<u64> = probes(top, 3, all).collect();
+    assert_eq!(p, [u64::MAX - 10, 0, 48]);
 }
 
 #[test]
