@@ -12,6 +12,8 @@ mod rdb;
 mod sizing;
 
 #[cfg(test)]
+mod props;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod vectors;

@@ -31,8 +31,6 @@ for path in sorted(glob.glob(os.path.join(src, '*.txt'))):
         else:
             continue
         elems = re.findall(r'(:[01]|-[^\\]*)\\r\\n', reply)
-        if reply.startswith('*'):
-            elems = elems
         out.append('add ' + ' '.join(items))
         answers = [e[1] for e in elems if e.startswith(':')]
         out.append('answers ' + ' '.join(answers))
