@@ -10,11 +10,13 @@
 //! in RedisBloom), are always prefixed: a bare name could clash with a
 //! future server or module config.
 
+mod valkey_bloom;
+
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::{LazyLock, Mutex, RwLock, RwLockReadGuard};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
-use rsbloom_core::config::{Config, NAMES};
+use rsbloom_core::config::{BloomFlavor, Config, NAMES};
 
 use crate::ffi::barrier::guarded;
 use crate::ffi::RStr;
@@ -24,6 +26,19 @@ static CONFIG: LazyLock<RwLock<Config>> = LazyLock::new(|| RwLock::new(Config::d
 /// The current configuration (a panic elsewhere cannot poison it for good).
 pub fn get() -> RwLockReadGuard<'static, Config> {
     CONFIG.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The flavour new Bloom filters get now (`bf.bloom-flavor`).
+pub fn flavor() -> BloomFlavor {
+    get().valkey_bloom.flavor
+}
+
+/// The flavour when the commands were registered: their names' case, flags
+/// and metadata follow it (docs/valkey-bloom.md §2).
+static FLAVOR_AT_LOAD: std::sync::OnceLock<BloomFlavor> = std::sync::OnceLock::new();
+
+pub fn flavor_at_load() -> BloomFlavor {
+    FLAVOR_AT_LOAD.get().copied().unwrap_or_default()
 }
 
 fn with_mut<R>(f: impl FnOnce(&mut Config) -> R) -> R {
@@ -114,9 +129,11 @@ pub fn register(ctx: *mut RedisModuleCtx, try_unprefixed: bool) -> Result<bool, 
     }
     register_huge_pages(ctx)?;
     register_cms_rdb_encoding(ctx)?;
+    valkey_bloom::register(ctx)?;
     if rm!(RedisModule_LoadConfigs(ctx)) != raw::REDISMODULE_OK as c_int {
         return Err("could not load module configs".into());
     }
+    let _ = FLAVOR_AT_LOAD.set(flavor());
     Ok(unprefixed)
 }
 

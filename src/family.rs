@@ -6,12 +6,16 @@
 use std::ffi::CStr;
 
 use redis_module::raw::RedisModuleCtx;
+use rsbloom_core::config::BloomFlavor;
 
 use crate::command_docs::Doc;
 use crate::ffi::command::CommandSpec;
 use crate::ffi::context::{Ctx, ModuleValue};
 use crate::ffi::datatype::{create, DataType};
 use crate::ffi::stats::TypeStats;
+
+/// Registers a data type with the server.
+pub type CreateType = fn(*mut RedisModuleCtx) -> Result<(), String>;
 
 pub struct Family {
     /// The module ACL category (`bloom`), also the INFO field prefix
@@ -21,11 +25,15 @@ pub struct Family {
     /// `COMMAND INFO` / `COMMAND DOCS` metadata, where the server has the API.
     pub docs: &'static [Doc],
     /// Registers the family's data type.
-    pub create_type: fn(*mut RedisModuleCtx) -> Result<(), String>,
+    pub create_type: CreateType,
     /// Live values of that type and their memory.
     pub stats: fn() -> &'static TypeStats,
     /// Runs in the server right after it forks a snapshot child.
     pub on_fork: Option<fn(&Ctx)>,
+    /// A second flavour of the family (Bloom: valkey-bloom's): the command
+    /// table registered instead when `bf.bloom-flavor` names it at load,
+    /// and its data type, registered always.
+    pub second_flavor: Option<(&'static [CommandSpec], CreateType)>,
 }
 
 impl Family {
@@ -42,6 +50,42 @@ impl Family {
             create_type: create::<T>,
             stats: <T as ModuleValue>::stats,
             on_fork: None,
+            second_flavor: None,
+        }
+    }
+
+    pub const fn with_second_flavor(
+        mut self,
+        commands: &'static [CommandSpec],
+        create_type: CreateType,
+    ) -> Family {
+        self.second_flavor = Some((commands, create_type));
+        self
+    }
+
+    /// The commands registered under `flavor` (chosen at load).
+    pub fn commands_for(&self, flavor: BloomFlavor) -> &'static [CommandSpec] {
+        match (flavor, self.second_flavor) {
+            (BloomFlavor::ValkeyBloom, Some((commands, _))) => commands,
+            _ => self.commands,
+        }
+    }
+
+    /// The command metadata applied under `flavor`: none for a second
+    /// flavour's table (valkey-bloom sets none).
+    pub fn docs_for(&self, flavor: BloomFlavor) -> &'static [Doc] {
+        match (flavor, self.second_flavor) {
+            (BloomFlavor::ValkeyBloom, Some(_)) => &[],
+            _ => self.docs,
+        }
+    }
+
+    /// Registers the family's data types.
+    pub fn create_types(&self, ctx: *mut RedisModuleCtx) -> Result<(), String> {
+        (self.create_type)(ctx)?;
+        match self.second_flavor {
+            Some((_, create_second)) => create_second(ctx),
+            None => Ok(()),
         }
     }
 

@@ -43,7 +43,7 @@ fn type_fields(ctx: *mut RedisModuleInfoCtx, prefix: &str, stats: &TypeStats) {
 fn command_fields(ctx: *mut RedisModuleInfoCtx, commands: &[CommandSpec]) {
     for spec in commands {
         let (calls, failed) = spec.stats.snapshot();
-        let name = spec.name.to_string_lossy().replace('.', "_");
+        let name = spec.event.to_string_lossy().replace('.', "_");
         field_str(
             ctx,
             &format!("cmd_{name}"),
@@ -62,7 +62,13 @@ unsafe extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int
         }
         section(ctx, "commands");
         for family in FAMILIES {
-            command_fields(ctx, family.commands);
+            command_fields(ctx, family.commands_for(crate::config::flavor_at_load()));
+        }
+        for (name, fields) in crate::valkey_bloom::info_sections() {
+            section(ctx, name);
+            for (field, v) in fields {
+                field_i64(ctx, field, v);
+            }
         }
     })
 }

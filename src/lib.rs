@@ -24,6 +24,7 @@ mod module;
 mod registry;
 mod tdigest;
 mod topk;
+mod valkey_bloom;
 
 #[cfg(not(test))]
 #[global_allocator]

@@ -102,7 +102,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
     // Configs first: a data type's registered encoding may depend on one.
     let unprefixed = config::register(ctx, caps.unprefixed_configs)?;
     for family in FAMILIES {
-        (family.create_type)(ctx)?;
+        family.create_types(ctx)?;
     }
     if caps.acl_categories {
         add_acl_categories(ctx)?;
@@ -113,12 +113,13 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
             "rsbloom: server has no module ACL categories; none registered",
         );
     }
-    for spec in FAMILIES.iter().flat_map(|f| f.commands) {
+    let flavor = config::flavor_at_load();
+    for spec in FAMILIES.iter().flat_map(|f| f.commands_for(flavor)) {
         register(ctx, spec, caps.acl_categories)?;
     }
     register_extra(ctx, caps.acl_categories)?;
     crate::ffi::events::on_fork(ctx, FAMILIES.iter().filter_map(|f| f.on_fork).collect())?;
-    crate::command_docs::apply(ctx, FAMILIES.iter().flat_map(|f| f.docs))?;
+    crate::command_docs::apply(ctx, FAMILIES.iter().flat_map(|f| f.docs_for(flavor)))?;
     crate::info::register(ctx)?;
     if !unprefixed {
         log(

@@ -11,13 +11,14 @@ mod common;
 use common::diff::{sargs, Args};
 use common::*;
 
-const BF_COMMANDS: [&str; 11] = [
+const BF_COMMANDS: [&str; 12] = [
     "bf.add",
     "bf.card",
     "bf.debug",
     "bf.exists",
     "bf.info",
     "bf.insert",
+    "bf.load",
     "bf.loadchunk",
     "bf.madd",
     "bf.mexists",
@@ -156,9 +157,10 @@ const READ: [&str; 13] = [
     "cf.mexists",
     "cf.scandump",
 ];
-const WRITE: [&str; 12] = [
+const WRITE: [&str; 13] = [
     "bf.add",
     "bf.insert",
+    "bf.load",
     "bf.loadchunk",
     "bf.madd",
     "bf.reserve",

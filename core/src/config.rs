@@ -1,6 +1,12 @@
 //! Module configuration (docs/module.md §5): the eight `bf-*` / `cf-*` settings, their
 //! setter validation and error texts, and the legacy module-load arguments.
 
+mod valkey_bloom;
+
+pub use valkey_bloom::{
+    BloomFlavor, IntConfig, ValkeyBloomConfig, CAPACITY, EXPANSION, MEMORY_LIMIT,
+};
+
 use crate::args::{parse_f64, parse_i64, MAX_CAPACITY, MAX_EXPANSION};
 
 /// Configuration names as registered with Redis, in `Config` field order.
@@ -55,6 +61,8 @@ pub struct Config {
     initial_size_set: bool,
     /// Last accepted text of each setting, in `NAMES` order.
     text: [String; 8],
+    /// The flavour switch and valkey-bloom's own configs.
+    pub valkey_bloom: ValkeyBloomConfig,
 }
 
 impl Default for Config {
@@ -71,6 +79,7 @@ impl Default for Config {
             bucket_size_set: false,
             initial_size_set: false,
             text: DEFAULT_TEXT.map(String::from),
+            valkey_bloom: ValkeyBloomConfig::default(),
         }
     }
 }
@@ -137,8 +146,11 @@ impl Config {
 
     /// Applies module-load arguments: `<name> <value>` pairs with the legacy
     /// names of docs/module.md §5; a single empty argument means none.
+    /// valkey-bloom's `bloom-<name> <value>` arguments may stand anywhere
+    /// among them.
     pub fn apply_module_args<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<(), String> {
-        if let [only] = args {
+        let args = self.valkey_bloom.apply_module_args(args)?;
+        if let [only] = args.as_slice() {
             if only.as_ref().is_empty() {
                 return Ok(());
             }

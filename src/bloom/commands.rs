@@ -6,9 +6,12 @@ use rsbloom_core::args::bloom::{
     parse_scandump_iter, BfReserve, InfoField,
 };
 use rsbloom_core::bloom::{AddOutcome, Chain, CreateError};
+use rsbloom_core::config::BloomFlavor;
+use rsbloom_core::valkey_bloom::Object;
 
 use crate::config;
 use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError, Value};
+use crate::valkey_bloom;
 
 const NOT_FOUND: &str = "ERR not found";
 const ITEM_EXISTS: &str = "ERR item exists";
@@ -47,6 +50,19 @@ fn chain_for_write<'k>(
     }
 }
 
+/// Which flavour answers on a key: that of the filter it holds; for a
+/// missing key or one of another type, `bf.bloom-flavor`'s.
+fn flavor_of(key: &Key<'_>) -> BloomFlavor {
+    let kind = key.kind();
+    if kind.is::<Chain>() {
+        BloomFlavor::RedisBloom
+    } else if kind.is::<Object>() {
+        BloomFlavor::ValkeyBloom
+    } else {
+        config::flavor()
+    }
+}
+
 /// The chain of a key that must hold one (`ERR not found` / WRONGTYPE).
 fn existing_chain<'k>(key: &'k mut Key<'_>) -> Result<&'k mut Chain, ReplyError> {
     match key.get::<Chain>() {
@@ -60,15 +76,19 @@ fn existing_chain<'k>(key: &'k mut Key<'_>) -> Result<&'k mut Chain, ReplyError>
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
+    if config::flavor() == BloomFlavor::ValkeyBloom {
+        return valkey_bloom::reserve(ctx, args);
+    }
     let params = parse_bf_reserve(args, &config::get())?;
     let [_, name, ..] = args else {
         return Err(ReplyError::WrongArity);
     };
     let mut key = ctx.open_key(name, true);
-    match key.get::<Chain>() {
-        Lookup::Missing => {}
-        Lookup::Found(_) => return Err(ReplyError::Text(ITEM_EXISTS)),
-        Lookup::WrongType => return Err(ReplyError::WrongType),
+    if valkey_bloom::is_bloom(key.kind()) {
+        return Err(ReplyError::Text(ITEM_EXISTS));
+    }
+    if let Lookup::WrongType = key.get::<Chain>() {
+        return Err(ReplyError::WrongType);
     }
     key.set(create_chain(&params)?);
     ctx.reply_ok();
@@ -109,17 +129,17 @@ fn add_items(ctx: &Ctx, chain: &mut Chain, items: &[RStr]) -> (usize, Vec<usize>
 /// `single`), replicate.
 fn insert(
     ctx: &Ctx,
+    key: &mut Key<'_>,
     args: &[RStr],
     items_at: usize,
     single: bool,
     create: Option<impl FnOnce() -> BfReserve>,
 ) -> Reply {
-    let (Some(name), Some(items)) = (args.get(1), args.get(items_at..)) else {
+    let Some(items) = args.get(items_at..) else {
         return Err(ReplyError::WrongArity);
     };
-    let mut key = ctx.open_key(name, true);
     let created = matches!(key.get::<Chain>(), Lookup::Missing);
-    let chain = chain_for_write(&mut key, create)?;
+    let chain = chain_for_write(key, create)?;
     let (replied, failed) = if single {
         add_items(ctx, chain, items)
     } else {
@@ -155,12 +175,23 @@ fn autocreate() -> BfReserve {
     bf_autocreate(&config::get())
 }
 
+/// BF.ADD and BF.MADD: the item count is the only argument check, the
+/// key's flavour decides the rest.
+fn add_to_key(ctx: &Ctx, args: &[RStr], single: bool) -> Reply {
+    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+    let mut key = ctx.open_key(name, true);
+    match flavor_of(&key) {
+        BloomFlavor::ValkeyBloom => valkey_bloom::add(ctx, args, &mut key, single),
+        BloomFlavor::RedisBloom => insert(ctx, &mut key, args, 2, single, Some(autocreate)),
+    }
+}
+
 /// BF.ADD key item
 pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
     if args.len() != 3 {
         return Err(ReplyError::WrongArity);
     }
-    insert(ctx, args, 2, true, Some(autocreate))
+    add_to_key(ctx, args, true)
 }
 
 /// BF.MADD key item [item ...]
@@ -168,27 +199,58 @@ pub fn madd(ctx: &Ctx, args: &[RStr]) -> Reply {
     if args.len() < 3 {
         return Err(ReplyError::WrongArity);
     }
-    insert(ctx, args, 2, false, Some(autocreate))
+    add_to_key(ctx, args, false)
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
+/// (valkey-bloom's grammar under its flavour); the items go into an
+/// existing filter of either flavour, which answers them.
 pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
+    if config::flavor() == BloomFlavor::ValkeyBloom {
+        let opts = valkey_bloom::parse_insert_checked(ctx, args)?;
+        let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+        let mut key = ctx.open_key(name, true);
+        if key.kind().is::<Chain>() {
+            return insert(
+                ctx,
+                &mut key,
+                args,
+                opts.items_at,
+                false,
+                None::<fn() -> BfReserve>,
+            );
+        }
+        return valkey_bloom::insert(ctx, args, &opts, &mut key);
+    }
     let opts = parse_bf_insert(args, &config::get())?;
     let items_at = opts.items_at;
+    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+    let mut key = ctx.open_key(name, true);
+    if key.kind().is::<Object>() {
+        return valkey_bloom::insert_existing(ctx, args, items_at, &mut key);
+    }
     let create = (!opts.nocreate).then_some(move || opts.reserve());
-    insert(ctx, args, items_at, false, create)
+    insert(ctx, &mut key, args, items_at, false, create)
 }
 
 // ---- BF.EXISTS / BF.MEXISTS ----
 
-/// Replies one bool per item; a missing key or a key of another type holds
-/// nothing (docs/module.md §4: 0, not WRONGTYPE).
-fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr]) {
+/// Replies one answer per item (an array unless `single`). RedisBloom's
+/// flavour: a missing key or a key of another type holds nothing
+/// (docs/module.md §4: 0, not WRONGTYPE).
+fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> Reply {
     let mut key = ctx.open_key(name, false);
+    if flavor_of(&key) == BloomFlavor::ValkeyBloom {
+        return valkey_bloom::exists(ctx, &mut key, items, single);
+    }
+    if !single {
+        ctx.reply_array(items.len());
+    }
     match key.get::<Chain>() {
         Lookup::Found(chain) => chain.contains_batch(items, |found| ctx.reply_bool(found)),
         Lookup::Missing | Lookup::WrongType => items.iter().for_each(|_| ctx.reply_bool(false)),
     }
+    Ok(())
 }
 
 /// BF.EXISTS key item
@@ -196,8 +258,7 @@ pub fn exists(ctx: &Ctx, args: &[RStr]) -> Reply {
     let [_, name, item] = args else {
         return Err(ReplyError::WrongArity);
     };
-    check_items(ctx, name, std::slice::from_ref(item));
-    Ok(())
+    check_items(ctx, name, std::slice::from_ref(item), true)
 }
 
 /// BF.MEXISTS key item [item ...]
@@ -208,9 +269,7 @@ pub fn mexists(ctx: &Ctx, args: &[RStr]) -> Reply {
     if items.is_empty() {
         return Err(ReplyError::WrongArity);
     }
-    ctx.reply_array(items.len());
-    check_items(ctx, name, items);
-    Ok(())
+    check_items(ctx, name, items, false)
 }
 
 // ---- BF.INFO / BF.CARD / BF.DEBUG ----
@@ -247,6 +306,9 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
         _ => return Err(ReplyError::WrongArity),
     };
     let mut key = ctx.open_key(name, false);
+    if let Lookup::Found(obj) = key.get_shared::<Object>() {
+        return valkey_bloom::info_reply(ctx, obj, field);
+    }
     let chain = existing_chain(&mut key)?;
     let Some(field) = field else {
         const ALL: [InfoField; 5] = [
@@ -281,6 +343,9 @@ pub fn card(ctx: &Ctx, args: &[RStr]) -> Reply {
         return Err(ReplyError::WrongArity);
     };
     let mut key = ctx.open_key(name, false);
+    if flavor_of(&key) == BloomFlavor::ValkeyBloom {
+        return valkey_bloom::card(ctx, &mut key);
+    }
     match key.get::<Chain>() {
         Lookup::Found(chain) => ctx.reply_u64(chain.items()),
         Lookup::Missing => ctx.reply_int(0),

@@ -7,8 +7,12 @@ mod docs;
 use crate::family::Family;
 use crate::ffi::command::CommandSpec;
 
+/// RedisBloom's filters, and valkey-bloom's beside them: a second data type
+/// and, when `bf.bloom-flavor` is `valkey-bloom` at load, valkey-bloom's
+/// command table (docs/valkey-bloom.md §2).
 pub static FAMILY: Family =
-    Family::of::<rsbloom_core::bloom::Chain>(c"bloom", COMMANDS, docs::DOCS);
+    Family::of::<rsbloom_core::bloom::Chain>(c"bloom", COMMANDS, docs::DOCS)
+        .with_second_flavor(VALKEY_BLOOM_COMMANDS, crate::valkey_bloom::create_type);
 
 /// Flags and ACL categories exactly as docs/module.md §2.1 lists them.
 static COMMANDS: &[CommandSpec] = &[
@@ -54,6 +58,90 @@ static COMMANDS: &[CommandSpec] = &[
     ),
     command!(
         "bf.loadchunk",
+        commands::loadchunk,
+        "write deny-oom",
+        "write bloom"
+    ),
+    command!(
+        "bf.load",
+        crate::valkey_bloom::load,
+        "write deny-oom",
+        "write bloom"
+    ),
+];
+
+/// valkey-bloom's registration (COMPAT-VALKEY-BLOOM §1.2): upper-case names
+/// (arity errors say `'BF.ADD'`), `fast` on the writes, no metadata (arity
+/// -1); RedisBloom's chunk and debug commands stay for its filters.
+static VALKEY_BLOOM_COMMANDS: &[CommandSpec] = &[
+    command!(
+        "BF.RESERVE" as "bf.reserve",
+        commands::reserve,
+        "write deny-oom fast",
+        "write fast bloom"
+    ),
+    command!(
+        "BF.ADD" as "bf.add",
+        commands::add,
+        "write deny-oom fast",
+        "write fast bloom"
+    ),
+    command!(
+        "BF.MADD" as "bf.madd",
+        commands::madd,
+        "write deny-oom fast",
+        "write fast bloom"
+    ),
+    command!(
+        "BF.INSERT" as "bf.insert",
+        commands::insert_cmd,
+        "write deny-oom fast",
+        "write fast bloom"
+    ),
+    command!(
+        "BF.EXISTS" as "bf.exists",
+        commands::exists,
+        "readonly fast",
+        "read fast bloom"
+    ),
+    command!(
+        "BF.MEXISTS" as "bf.mexists",
+        commands::mexists,
+        "readonly fast",
+        "read fast bloom"
+    ),
+    command!(
+        "BF.INFO" as "bf.info",
+        commands::info,
+        "readonly fast",
+        "read fast bloom"
+    ),
+    command!(
+        "BF.CARD" as "bf.card",
+        commands::card,
+        "readonly fast",
+        "read fast bloom"
+    ),
+    command!(
+        "BF.LOAD" as "bf.load",
+        crate::valkey_bloom::load,
+        "write deny-oom",
+        "write bloom"
+    ),
+    command!(
+        "BF.DEBUG" as "bf.debug",
+        commands::debug,
+        "readonly fast",
+        "read bloom"
+    ),
+    command!(
+        "BF.SCANDUMP" as "bf.scandump",
+        commands::scandump,
+        "readonly fast",
+        "read bloom"
+    ),
+    command!(
+        "BF.LOADCHUNK" as "bf.loadchunk",
         commands::loadchunk,
         "write deny-oom",
         "write bloom"

@@ -115,6 +115,7 @@ required!(
     RedisModule_RegisterStringConfig,
     RedisModule_RegisterBoolConfig,
     RedisModule_RegisterNumericConfig,
+    RedisModule_RegisterEnumConfig,
     RedisModule_LoadConfigs,
     RedisModule_RegisterInfoFunc,
     RedisModule_InfoAddSection,

@@ -25,6 +25,7 @@ pub fn dispatch(
     argv: *mut *mut RedisModuleString,
     argc: c_int,
     name: &'static CStr,
+    event: &'static CStr,
     handler: Handler,
     stats: &CommandStats,
 ) -> c_int {
@@ -34,7 +35,7 @@ pub fn dispatch(
         Ok(n) if !argv.is_null() => unsafe { std::slice::from_raw_parts(argv.cast(), n) },
         _ => &[],
     };
-    let ctx = Ctx::for_command(ctx, name, args.get(1));
+    let ctx = Ctx::for_command(ctx, event, args.get(1));
     let ok = match catch_unwind(AssertUnwindSafe(|| handler(&ctx, args))) {
         Ok(Ok(())) => true,
         Ok(Err(e)) => {
@@ -58,20 +59,28 @@ pub fn dispatch(
 /// as the wrong-arity error prints it) running `$handler`, with its own
 /// `extern "C"` entry point and statistics:
 /// `command!("bf.add", add, "write deny-oom", "write bloom")`.
+/// `command!("BF.ADD" as "bf.add", …)` registers the name as written (it
+/// shows in `COMMAND` and arity errors) and keeps the lower-case one for
+/// keyspace events and INFO.
 macro_rules! command {
-    ($name:literal, $handler:path, $flags:literal, $acl:literal) => {{
+    ($name:literal, $handler:path, $flags:literal, $acl:literal) => {
+        command!($name as $name, $handler, $flags, $acl)
+    };
+    ($name:literal as $event:literal, $handler:path, $flags:literal, $acl:literal) => {{
         static STATS: $crate::ffi::stats::CommandStats = $crate::ffi::stats::CommandStats::new();
         unsafe extern "C" fn entry(
             ctx: *mut redis_module::raw::RedisModuleCtx,
             argv: *mut *mut redis_module::raw::RedisModuleString,
             argc: std::ffi::c_int,
         ) -> std::ffi::c_int {
-            // A const: `c_str` must not scan the name on every call.
+            // Consts: `c_str` must not scan the names on every call.
             const NAME: &std::ffi::CStr = $crate::ffi::command::c_str(concat!($name, "\0"));
-            $crate::ffi::command::dispatch(ctx, argv, argc, NAME, $handler, &STATS)
+            const EVENT: &std::ffi::CStr = $crate::ffi::command::c_str(concat!($event, "\0"));
+            $crate::ffi::command::dispatch(ctx, argv, argc, NAME, EVENT, $handler, &STATS)
         }
         $crate::ffi::command::CommandSpec {
             name: $crate::ffi::command::c_str(concat!($name, "\0")),
+            event: $crate::ffi::command::c_str(concat!($event, "\0")),
             flags: $crate::ffi::command::c_str(concat!($flags, "\0")),
             acl: $crate::ffi::command::c_str(concat!($acl, "\0")),
             entry,
@@ -91,6 +100,8 @@ pub const fn c_str(with_nul: &'static str) -> &'static CStr {
 /// What the server needs to know about one command.
 pub struct CommandSpec {
     pub name: &'static CStr,
+    /// The lower-case name: keyspace events and INFO fields.
+    pub event: &'static CStr,
     pub flags: &'static CStr,
     /// Module ACL category (`bloom` or `cuckoo`), where the server supports them.
     pub acl: &'static CStr,

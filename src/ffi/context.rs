@@ -9,7 +9,7 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleType};
 use super::barrier::guarded;
 use super::log::c_text;
 pub use super::log::log;
-use super::stats::TypeStats;
+use super::stats::{Footprint, TypeStats};
 
 /// Why a command failed; the trampoline turns it into the error reply.
 #[derive(Debug)]
@@ -193,12 +193,39 @@ impl Ctx {
     /// Like [`propagate`](Self::propagate), but replicates `args` (command
     /// name first) instead of the command as received.
     pub fn propagate_as(&self, args: &[&RStr]) {
+        self.replicate_as(args);
+        self.notify();
+    }
+
+    /// Replicates `args` (command name first) instead of the command as
+    /// received; no keyspace event.
+    pub fn replicate_as(&self, args: &[&RStr]) {
         let Some((name, rest)) = args.split_first() else {
             return;
         };
-        // A command name the server looked up: no NUL inside.
-        let name = CString::new(name.as_ref()).unwrap_or_default();
         let argv: Vec<*mut raw::RedisModuleString> = rest.iter().map(|a| a.as_ptr()).collect();
+        self.replicate_command(name.as_ref(), &argv);
+    }
+
+    /// Replicates the command as received; no keyspace event.
+    pub fn replicate_verbatim(&self) {
+        rm!(RedisModule_ReplicateVerbatim(self.ptr));
+    }
+
+    /// Replicates a command made of byte strings (name first); no keyspace event.
+    pub fn replicate_bytes(&self, args: &[&[u8]]) {
+        let Some((name, rest)) = args.split_first() else {
+            return;
+        };
+        let owned: Vec<OwnedString> = rest.iter().map(|a| self.string(a)).collect();
+        let argv: Vec<*mut raw::RedisModuleString> =
+            owned.iter().map(OwnedString::as_ptr).collect();
+        self.replicate_command(name, &argv);
+    }
+
+    fn replicate_command(&self, name: &[u8], argv: &[*mut raw::RedisModuleString]) {
+        // A command name the server looked up: no NUL inside.
+        let name = CString::new(name).unwrap_or_default();
         rm!(RedisModule_Replicate(
             self.ptr,
             name.as_ptr(),
@@ -206,7 +233,25 @@ impl Ctx {
             argv.as_ptr(),
             argv.len()
         ));
-        self.notify();
+    }
+
+    /// Fires keyspace event `event` of class generic (`g`) on the command's key.
+    pub fn notify_generic(&self, event: &CStr) {
+        if !self.key.is_null() {
+            rm!(RedisModule_NotifyKeyspaceEvent(
+                self.ptr,
+                raw::REDISMODULE_NOTIFY_GENERIC,
+                event.as_ptr(),
+                self.key
+            ));
+        }
+    }
+
+    /// Whether the command must be obeyed whatever it asks: it comes from
+    /// the master or from the AOF being loaded (limits are not checked then).
+    pub fn must_obey(&self) -> bool {
+        let flags = rm!(RedisModule_GetContextFlags(self.ptr)) as u32;
+        flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
     }
 
     fn notify(&self) {
@@ -397,8 +442,8 @@ impl Drop for OwnedString {
 pub trait ModuleValue: Sized {
     fn handle() -> *mut RedisModuleType;
     fn stats() -> &'static TypeStats;
-    /// Bytes the value reports to MEMORY USAGE.
-    fn memory(&self) -> usize;
+    /// What the value counts for in its type's INFO totals.
+    fn footprint(&self) -> Footprint;
 }
 
 /// Size of a value found in a key opened for writing, to account its growth
@@ -406,13 +451,13 @@ pub trait ModuleValue: Sized {
 struct Tracked {
     value: *mut c_void,
     stats: &'static TypeStats,
-    before: usize,
-    memory: fn(*mut c_void) -> usize,
+    before: Footprint,
+    footprint: fn(*mut c_void) -> Footprint,
 }
 
-fn memory_of<T: ModuleValue>(value: *mut c_void) -> usize {
+fn footprint_of<T: ModuleValue>(value: *mut c_void) -> Footprint {
     // SAFETY: only called with the value of a key whose type is T::handle().
-    unsafe { value.cast::<T>().as_ref() }.map_or(0, T::memory)
+    unsafe { value.cast::<T>().as_ref() }.map_or(Footprint::default(), T::footprint)
 }
 
 /// Result of looking a key up as a given module type: `R` is `&mut T`
@@ -421,6 +466,22 @@ pub enum Lookup<R> {
     Missing,
     WrongType,
     Found(R),
+}
+
+/// What a key holds: nothing, a module value of a registered type, or a
+/// value of any other type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    Empty,
+    Module(*mut RedisModuleType),
+    Other,
+}
+
+impl KeyKind {
+    /// Whether the key holds a value of type `T`.
+    pub fn is<T: ModuleValue>(self) -> bool {
+        self == KeyKind::Module(T::handle())
+    }
 }
 
 /// An open key; closed on drop.
@@ -488,17 +549,29 @@ impl Key<'_> {
         !value.is_null() && value == rm!(RedisModule_ModuleTypeGetValue(other.ptr))
     }
 
+    /// What the key holds, without taking its value.
+    pub fn kind(&self) -> KeyKind {
+        let kind = rm!(RedisModule_KeyType(self.ptr));
+        if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+            KeyKind::Empty
+        } else if kind == raw::REDISMODULE_KEYTYPE_MODULE as c_int {
+            KeyKind::Module(rm!(RedisModule_ModuleTypeGetType(self.ptr)))
+        } else {
+            KeyKind::Other
+        }
+    }
+
     /// The key's value as a raw pointer (tracked when opened for writing).
     fn lookup<T: ModuleValue>(&mut self) -> RawLookup<T> {
         let found = self.value::<T>();
         if let (RawLookup::Found(v), true) = (&found, self.write) {
             // SAFETY: `value` returns the live value of the open key.
-            let before = unsafe { (**v).memory() };
+            let before = unsafe { (**v).footprint() };
             self.tracked = Some(Tracked {
                 value: v.cast(),
                 stats: T::stats(),
                 before,
-                memory: memory_of::<T>,
+                footprint: footprint_of::<T>,
             });
         }
         found
@@ -528,14 +601,14 @@ impl Key<'_> {
     /// Stores a new value under the key, replacing (and freeing) any value
     /// it held, its TTL included; ownership moves to the server.
     pub fn set<T: ModuleValue>(&mut self, value: Box<T>) -> &mut T {
-        let size = value.memory();
+        let size = value.footprint();
         T::stats().created(size);
         let raw_value = Box::into_raw(value);
         self.tracked = Some(Tracked {
             value: raw_value.cast(),
             stats: T::stats(),
             before: size,
-            memory: memory_of::<T>,
+            footprint: footprint_of::<T>,
         });
         rm!(RedisModule_ModuleTypeSetValue(
             self.ptr,
@@ -552,7 +625,7 @@ impl Key<'_> {
     /// the key still holds it (GetValue is null for an emptied key).
     fn account(&self, t: &Tracked) {
         if rm!(RedisModule_ModuleTypeGetValue(self.ptr)) == t.value {
-            t.stats.resized(t.before, (t.memory)(t.value));
+            t.stats.resized(t.before, (t.footprint)(t.value));
         }
     }
 }

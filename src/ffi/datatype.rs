@@ -14,7 +14,7 @@ use rsbloom_core::rdb::RdbSink;
 use super::barrier::guarded;
 use super::context::ModuleValue;
 use super::io::{log_io_warning, AofWriter, IoSink, IoSource};
-use super::stats::TypeStats;
+use super::stats::{Footprint, TypeStats};
 
 /// What a filter type provides to be stored in the keyspace.
 pub trait DataType: Sized + 'static {
@@ -49,6 +49,15 @@ pub trait DataType: Sized + 'static {
     fn aof_rewrite(&self, aof: &mut AofWriter);
     /// Bytes reported by MEMORY USAGE (the INFO "Size").
     fn mem_usage(&self) -> usize;
+    /// What the value counts for in the type's INFO totals: by default its
+    /// bytes only.
+    fn footprint(&self) -> Footprint {
+        Footprint::bytes(self.mem_usage())
+    }
+    /// Whether active defragmentation may move values of the type now.
+    fn defrag_enabled() -> bool {
+        true
+    }
     /// Deep copy for `COPY`; `None` when memory is short.
     fn try_clone(&self) -> Option<Self>;
     /// The large storage blocks, which active defragmentation may move.
@@ -80,14 +89,14 @@ impl<T: DataType> ModuleValue for T {
     fn stats() -> &'static TypeStats {
         &T::cell().stats
     }
-    fn memory(&self) -> usize {
-        self.mem_usage()
+    fn footprint(&self) -> Footprint {
+        DataType::footprint(self)
     }
 }
 
 /// Hands a new value to the server, counting it.
 fn into_server<T: DataType>(v: T) -> *mut c_void {
-    T::stats().created(v.mem_usage());
+    T::stats().created(DataType::footprint(&v));
     Box::into_raw(Box::new(v)).cast()
 }
 
@@ -137,7 +146,7 @@ unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
         // SAFETY: values are only ever created as Box<T> by this module.
         guarded("free", (), || {
             let mut v = Box::from_raw(value.cast::<T>());
-            T::stats().freed(v.mem_usage());
+            T::stats().freed(DataType::footprint(&*v));
             // SAFETY: the storage is about to be freed; its content is dead.
             v.for_each_block_mut(&mut |block| {
                 let bytes = block.bytes_mut();
@@ -212,25 +221,31 @@ unsafe extern "C" fn defrag<T: DataType>(
     value: *mut *mut c_void,
 ) -> c_int {
     let Some(slot) = value.as_mut() else { return 0 };
+    if !T::defrag_enabled() {
+        return 0;
+    }
+    let stats = T::stats();
     let moved = rm!(RedisModule_DefragAlloc(ctx, *slot));
+    stats.defragged(!moved.is_null());
     if !moved.is_null() {
         *slot = moved;
     }
     if let Some(v) = slot.cast::<T>().as_mut() {
         guarded("defrag", (), || {
-            v.for_each_block_mut(&mut |block| defrag_block(ctx, block));
-            v.for_each_linked_block_mut(&mut |block| defrag_block(ctx, block));
+            v.for_each_block_mut(&mut |block| defrag_block(ctx, block, stats));
+            v.for_each_linked_block_mut(&mut |block| defrag_block(ctx, block, stats));
         });
     }
     0
 }
 
-fn defrag_block(ctx: *mut RedisModuleDefragCtx, block: &mut dyn Block) {
+fn defrag_block(ctx: *mut RedisModuleDefragCtx, block: &mut dyn Block, stats: &TypeStats) {
     let bytes = block.bytes_mut();
     if bytes.is_empty() {
         return;
     }
     let moved = rm!(RedisModule_DefragAlloc(ctx, bytes.as_mut_ptr().cast())).cast::<u8>();
+    stats.defragged(!moved.is_null());
     if let Some(moved) = std::ptr::NonNull::new(moved) {
         // SAFETY: the server copied the block to `moved` (same usable size)
         // and freed the old one.

@@ -111,6 +111,13 @@ impl IoSink {
     }
 }
 
+/// Whether the server is loading its data (RDB or AOF at start-up, a
+/// replica's full sync) or is a replica: values then come from a source
+/// that must be obeyed, never from a client's RESTORE.
+pub fn loading_or_replica() -> bool {
+    server_flags() & (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_SLAVE) != 0
+}
+
 /// Flags of the server as a whole (no client).
 fn server_flags() -> u32 {
     rm!(RedisModule_GetContextFlags(std::ptr::null_mut())) as u32
@@ -173,6 +180,18 @@ impl AofWriter {
             c"slb".as_ptr(),
             self.key,
             iterator as std::ffi::c_longlong,
+            data.as_ptr(),
+            data.len(),
+        ));
+    }
+
+    /// `COMMAND key <data>`: valkey-bloom's `BF.LOAD` form.
+    pub fn key_and_blob(&mut self, command: &CStr, data: &[u8]) {
+        rm!(RedisModule_EmitAOF(
+            self.aof,
+            command.as_ptr(),
+            c"sb".as_ptr(),
+            self.key,
             data.as_ptr(),
             data.len(),
         ));

@@ -16,4 +16,4 @@ pub mod log;
 pub mod slot_migration;
 pub mod stats;
 
-pub use context::{Ctx, Key, Lookup, RStr, ReplyError, Value};
+pub use context::{Ctx, Key, KeyKind, Lookup, RStr, ReplyError, Value};

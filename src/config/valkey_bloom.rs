@@ -1,0 +1,258 @@
+//! `bf.bloom-flavor` and valkey-bloom's seven configs through the server's
+//! typed config API, so that range, parse and boolean errors are the
+//! server's own texts, as valkey-bloom's are (COMPAT-VALKEY-BLOOM §3).
+//! Always registered prefixed (`bf.bloom-capacity`), as valkey-bloom's are.
+
+use std::ffi::{c_char, c_int, c_longlong, c_void, CString};
+
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
+use rsbloom_core::config::{BloomFlavor, IntConfig, CAPACITY, EXPANSION, MEMORY_LIMIT};
+
+use super::{get, registered, server_string, with_mut};
+use crate::ffi::barrier::guarded;
+use crate::ffi::RStr;
+
+const OK: c_int = raw::REDISMODULE_OK as c_int;
+const ERR: c_int = raw::REDISMODULE_ERR as c_int;
+
+pub fn register(ctx: *mut RedisModuleCtx) -> Result<(), String> {
+    register_flavor(ctx)?;
+    let vb = get().valkey_bloom.clone();
+    for (index, (config, value)) in [
+        (&CAPACITY, vb.capacity),
+        (&EXPANSION, vb.expansion),
+        (&MEMORY_LIMIT, vb.memory_limit),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        register_int(ctx, index, config, value)?;
+    }
+    register_bool(ctx, 0, "bloom-use-random-seed", vb.random_seed)?;
+    register_bool(ctx, 1, "bloom-defrag-enabled", vb.defrag)?;
+    register_string(ctx, 0, "bloom-fp-rate", &vb.fp_rate_text)?;
+    register_string(ctx, 1, "bloom-tightening-ratio", &vb.tightening_text)
+}
+
+fn register_flavor(ctx: *mut RedisModuleCtx) -> Result<(), String> {
+    let names: Vec<CString> = BloomFlavor::NAMES
+        .iter()
+        .map(|n| CString::new(*n).unwrap_or_default())
+        .collect();
+    let ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+    let values: Vec<c_int> = (0..ptrs.len() as c_int).collect();
+    let default = get().valkey_bloom.flavor.index() as c_int;
+    let status = rm!(RedisModule_RegisterEnumConfig(
+        ctx,
+        c"bloom-flavor".as_ptr(),
+        default,
+        0,
+        ptrs.as_ptr().cast_mut(),
+        values.as_ptr(),
+        ptrs.len() as c_int,
+        Some(get_flavor),
+        Some(set_flavor),
+        None,
+        std::ptr::null_mut(),
+    ));
+    registered(status, "bloom-flavor")
+}
+
+unsafe extern "C" fn get_flavor(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    guarded("config get", 0, || {
+        get().valkey_bloom.flavor.index() as c_int
+    })
+}
+
+unsafe extern "C" fn set_flavor(
+    _name: *const c_char,
+    value: c_int,
+    _privdata: *mut c_void,
+    _err: *mut *mut RedisModuleString,
+) -> c_int {
+    guarded("config set", ERR, || {
+        with_mut(|c| c.valkey_bloom.flavor = BloomFlavor::from_index(value.into()));
+        OK
+    })
+}
+
+fn register_int(
+    ctx: *mut RedisModuleCtx,
+    index: usize,
+    config: &IntConfig,
+    default: i64,
+) -> Result<(), String> {
+    let name = CString::new(config.name).map_err(|e| e.to_string())?;
+    let status = rm!(RedisModule_RegisterNumericConfig(
+        ctx,
+        name.as_ptr(),
+        default,
+        0,
+        config.min,
+        config.max,
+        Some(get_int),
+        Some(set_int),
+        None,
+        index as *mut c_void,
+    ));
+    registered(status, config.name)
+}
+
+unsafe extern "C" fn get_int(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
+    guarded("config get", 0, || {
+        let c = &get().valkey_bloom;
+        match privdata as usize {
+            0 => c.capacity,
+            1 => c.expansion,
+            _ => c.memory_limit,
+        }
+    })
+}
+
+unsafe extern "C" fn set_int(
+    _name: *const c_char,
+    value: c_longlong,
+    privdata: *mut c_void,
+    _err: *mut *mut RedisModuleString,
+) -> c_int {
+    // The server checked the range.
+    guarded("config set", ERR, || {
+        with_mut(|c| {
+            let c = &mut c.valkey_bloom;
+            match privdata as usize {
+                0 => c.capacity = value,
+                1 => c.expansion = value,
+                _ => c.memory_limit = value,
+            }
+        });
+        OK
+    })
+}
+
+fn register_bool(
+    ctx: *mut RedisModuleCtx,
+    index: usize,
+    name: &str,
+    default: bool,
+) -> Result<(), String> {
+    let c_name = CString::new(name).map_err(|e| e.to_string())?;
+    let status = rm!(RedisModule_RegisterBoolConfig(
+        ctx,
+        c_name.as_ptr(),
+        c_int::from(default),
+        0,
+        Some(get_bool),
+        Some(set_bool),
+        None,
+        index as *mut c_void,
+    ));
+    registered(status, name)
+}
+
+unsafe extern "C" fn get_bool(_name: *const c_char, privdata: *mut c_void) -> c_int {
+    guarded("config get", 0, || {
+        let c = &get().valkey_bloom;
+        c_int::from(if privdata as usize == 0 {
+            c.random_seed
+        } else {
+            c.defrag
+        })
+    })
+}
+
+unsafe extern "C" fn set_bool(
+    _name: *const c_char,
+    value: c_int,
+    privdata: *mut c_void,
+    _err: *mut *mut RedisModuleString,
+) -> c_int {
+    guarded("config set", ERR, || {
+        with_mut(|c| {
+            let slot = if privdata as usize == 0 {
+                &mut c.valkey_bloom.random_seed
+            } else {
+                &mut c.valkey_bloom.defrag
+            };
+            *slot = value != 0;
+        });
+        OK
+    })
+}
+
+fn register_string(
+    ctx: *mut RedisModuleCtx,
+    index: usize,
+    name: &str,
+    default: &str,
+) -> Result<(), String> {
+    let c_name = CString::new(name).map_err(|e| e.to_string())?;
+    let default = CString::new(default).map_err(|e| e.to_string())?;
+    let status = rm!(RedisModule_RegisterStringConfig(
+        ctx,
+        c_name.as_ptr(),
+        default.as_ptr(),
+        0,
+        Some(get_string),
+        Some(set_string),
+        None,
+        index as *mut c_void,
+    ));
+    registered(status, name)
+}
+
+/// The server reads the returned string after the callback: each stays
+/// alive until the next get of the same config.
+static RETURNED: std::sync::Mutex<[usize; 2]> = std::sync::Mutex::new([0; 2]);
+
+unsafe extern "C" fn get_string(
+    _name: *const c_char,
+    privdata: *mut c_void,
+) -> *mut RedisModuleString {
+    guarded("config get", std::ptr::null_mut(), || {
+        let index = privdata as usize;
+        let text = {
+            let c = &get().valkey_bloom;
+            if index == 0 {
+                c.fp_rate_text.clone()
+            } else {
+                c.tightening_text.clone()
+            }
+        };
+        let fresh = server_string(&text);
+        let mut returned = RETURNED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = returned.get_mut(index) {
+            let old = std::mem::replace(slot, fresh as usize) as *mut RedisModuleString;
+            if !old.is_null() {
+                rm!(RedisModule_FreeString(std::ptr::null_mut(), old));
+            }
+        }
+        fresh
+    })
+}
+
+unsafe extern "C" fn set_string(
+    _name: *const c_char,
+    value: *mut RedisModuleString,
+    privdata: *mut c_void,
+    err: *mut *mut RedisModuleString,
+) -> c_int {
+    let value = RStr::from_ptr(value);
+    let result = guarded("config set", Err("internal error"), || {
+        with_mut(|c| {
+            if privdata as usize == 0 {
+                c.valkey_bloom.set_fp_rate(value.as_ref())
+            } else {
+                c.valkey_bloom.set_tightening(value.as_ref())
+            }
+        })
+    });
+    match result {
+        Ok(()) => OK,
+        Err(msg) => {
+            if !err.is_null() {
+                *err = server_string(msg);
+            }
+            ERR
+        }
+    }
+}
