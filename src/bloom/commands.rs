@@ -206,7 +206,8 @@ pub fn madd(ctx: &Ctx, args: &[RStr]) -> Reply {
 /// (valkey-bloom's grammar under its flavour); the items go into an
 /// existing filter of either flavour, which answers them.
 pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
-    if config::flavor() == BloomFlavor::ValkeyBloom {
+    let replayed_creation = ctx.must_obey() && valkey_bloom::is_replicated_creation(args);
+    if replayed_creation || config::flavor() == BloomFlavor::ValkeyBloom {
         let opts = valkey_bloom::parse_insert_checked(ctx, args)?;
         let name = args.get(1).ok_or(ReplyError::WrongArity)?;
         let mut key = ctx.open_key(name, true);

@@ -124,6 +124,15 @@ fn replicate_creation(ctx: &Ctx, name: &RStr, obj: &Object, items: &[RStr]) {
     ctx.replicate_bytes(&args);
 }
 
+/// Whether `args` is the creation [`replicate_creation`] writes: from the
+/// master or the AOF it makes a valkey-bloom filter whatever the flavour
+/// here, so a replica or a replay after `CONFIG SET bf.bloom-flavor` builds
+/// the same key.
+pub fn is_replicated_creation(args: &[RStr]) -> bool {
+    let word = |i: usize, w: &str| args.get(i).is_some_and(|a| a.as_ref() == w.as_bytes());
+    word(2, "CAPACITY") && word(4, "ERROR") && word(6, "TIGHTENING") && word(8, "SEED")
+}
+
 // ---- BF.RESERVE ----
 
 /// BF.RESERVE key error_rate capacity [NONSCALING | EXPANSION expansion] (§2.4).

@@ -7,8 +7,8 @@ mod datatype;
 mod info;
 
 pub use commands::{
-    add, card, exists, info as info_reply, insert, insert_existing, load, parse_insert_checked,
-    reserve,
+    add, card, exists, info as info_reply, insert, insert_existing, is_replicated_creation, load,
+    parse_insert_checked, reserve,
 };
 pub use info::sections as info_sections;
 
