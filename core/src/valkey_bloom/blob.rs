@@ -2,8 +2,8 @@
 //! object in bincode 1.x (little-endian, fixed-width integers, u64 lengths).
 
 use super::filter::{Header, SubFilter};
-use super::sizing::{object_size, MAX_FILTERS};
-use super::{Object, VbError, FIXED_SEED};
+use super::sizing::{object_size, rate, MAX_FILTERS};
+use super::{Object, VbError, FIXED_SEED, MIN_POSITIVE};
 use crate::alloc::AllocError;
 
 const VERSION: u8 = 1;
@@ -68,7 +68,8 @@ impl Object {
 
     /// Decodes a BF.LOAD blob: §5.4 steps 1–7 with their texts, in order, then
     /// the §8 refusals (no sub-filter, capacity ≤ 0, num_items < 0, sums over
-    /// i64, unsound blobs, fixed-seed flag with another seed) as a decoding
+    /// i64, unsound blobs, fixed-seed flag with another seed, a rate p_i ≤
+    /// MIN_POSITIVE for i ≥ 1, which no RDB reload accepts) as a decoding
     /// failure. Trailing bytes are ignored. `limit`: step 7, on the Size of
     /// the decoded object (L = n).
     pub fn from_load_blob(blob: &[u8], limit: Option<u64>) -> Result<Object, &'static str> {
@@ -104,7 +105,11 @@ impl Object {
                 && p.header.sound()
                 && (seed_random || p.header.seed == FIXED_SEED)
         };
-        if parts.is_empty() || !parts.iter().all(sound) {
+        // Rates an RDB reload refuses (§5.2 step 3) would make the value
+        // impossible to save and restore: refused like a foreign seed (§8).
+        let reloads = (1..parts.len())
+            .all(|i| i32::try_from(i).is_ok_and(|i| rate(fp_rate, tightening, i) > MIN_POSITIVE));
+        if parts.is_empty() || !parts.iter().all(sound) || !reloads {
             return Err(FAILED);
         }
         let mut o = Object {

@@ -38,6 +38,7 @@ pub(crate) fn keys(seed: &[u8; 32]) -> [u64; 4] {
 
 /// SipHash-1-3 pair over `LE64(len) ‖ item` (§4.3).
 pub(crate) fn hash(keys: &[u64; 4], item: &[u8]) -> Hash {
+    let [a0, a1, b0, b1] = *keys;
     let sip = |k0: u64, k1: u64| {
         let mut h = SipHasher13::new_with_keys(k0, k1);
         h.write(&(item.len() as u64).to_le_bytes());
@@ -45,8 +46,8 @@ pub(crate) fn hash(keys: &[u64; 4], item: &[u8]) -> Hash {
         h.finish()
     };
     Hash {
-        h0: sip(keys[0], keys[1]),
-        h1: sip(keys[2], keys[3]),
+        h0: sip(a0, a1),
+        h1: sip(b0, b1),
     }
 }
 

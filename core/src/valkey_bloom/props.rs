@@ -122,8 +122,9 @@ proptest! {
         if let Ok(mut o) = Object::rdb_load(&mut PrimitiveSource::new(&p), 1, Some(1 << 20)) {
             let again = saved(&o);
             let back = Object::rdb_load(&mut PrimitiveSource::new(&again), 1, None).unwrap();
-            prop_assert_eq!(&back, &o);
-            prop_assert_eq!(saved(&back), again);
+            // The same bytes in both forms, the same Size.
+            prop_assert_eq!(back.to_load_blob().unwrap(), o.to_load_blob().unwrap());
+            prop_assert_eq!(back.size(), o.size());
             exercise(&mut o, &more);
         }
     }

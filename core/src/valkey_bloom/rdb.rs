@@ -37,8 +37,9 @@ impl Object {
     /// Reads a value of encoding `encver` (0 or 1): §5.2's checks in order,
     /// plus refusals of what valkey-bloom would crash on (§8): no sub-filter,
     /// fp ≥ 1 or any p_i ≥ 1, capacity ≤ 0, unsound blobs (no bitmap, k >
-    /// 2048), a negative num_items, sums overflowing i64. p_0 need only be > 0
-    /// (§8: objects made with a subnormal rate reload). `limit`: the §4.8 check.
+    /// 2048), a negative num_items, sums overflowing i64; and of a tightening
+    /// outside (0, 1), which BF.LOAD would refuse. p_0 need only be > 0 (§8:
+    /// objects made with a subnormal rate reload). `limit`: the §4.8 check.
     pub fn rdb_load<R: RdbSource>(
         src: &mut R,
         encver: i32,
@@ -53,7 +54,10 @@ impl Object {
         let fp_rate = src.read_double()?;
         let tightening = src.read_double()?;
         let seed_random = src.read_unsigned()? == 1;
-        if count == 0 || count >= MAX_FILTERS as u64 {
+        // A tightening outside (0, 1) never comes from valkey-bloom, and BF.LOAD
+        // refuses it: such a value would not survive an AOF rewrite.
+        let sound_tightening = tightening > 0.0 && tightening < 1.0;
+        if count == 0 || count >= MAX_FILTERS as u64 || !sound_tightening {
             return Err(LoadError::Invalid);
         }
         let mut o = Object {

@@ -373,6 +373,16 @@ fn rdb_refusals_of_8() {
     assert_eq!(with(5, Primitive::Unsigned(u64::MAX)), bad, "capacity < 0");
     assert_eq!(with(8, Primitive::Unsigned(u64::MAX)), bad, "num_items < 0");
     assert_eq!(with(4, Primitive::Unsigned(1)), None, "random-seed flag");
+    let one = saved(&object(10, 0.01, 2));
+    for t in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
+        let mut p = one.clone();
+        p[3] = Primitive::Double(t);
+        assert_eq!(
+            load(&p, None).err(),
+            bad,
+            "tightening {t} (BF.LOAD refuses it)"
+        );
+    }
     assert_eq!(
         blob_with(&|b| b[9..13].copy_from_slice(&0u32.to_le_bytes())),
         bad
@@ -523,6 +533,12 @@ fn load_blob_errors_of_5_4_and_8() {
         Some(FAILED),
         "fixed flag, other seed"
     );
+    // p_1 = 1e-300 × 1e-10: no RDB reload would accept it.
+    let tiny = |b: &mut Vec<u8>| {
+        b[5..13].copy_from_slice(&1e-300f64.to_le_bytes());
+        b[13..21].copy_from_slice(&1e-10f64.to_le_bytes());
+    };
+    assert_eq!(with(&tiny), Some(FAILED), "p_1 ≤ MIN_POSITIVE");
     let mut random = good.clone();
     random[21] = 1;
     random[38 + 13] ^= 1;
