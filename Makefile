@@ -63,7 +63,7 @@ test-long:
 ## RUSTC_BOOTSTRAP (cargo-fuzz needs -Z flags). `make fuzz` runs every target
 ## for FUZZ_SECONDS; `make fuzz-ci` for FUZZ_CI_SECONDS each. New corpus
 ## entries go to fuzz/work/ (not committed); crashes to fuzz/artifacts/.
-FUZZ_TARGETS := bloom_header bloom_chunks bloom_rdb cuckoo_header cuckoo_chunks cuckoo_rdb args bloom_model cuckoo_model cms_rdb cms_args cms_model topk_rdb topk_args topk_model tdigest_rdb tdigest_args tdigest_model apbf_rdb apbf_args
+FUZZ_TARGETS := bloom_header bloom_chunks bloom_rdb cuckoo_header cuckoo_chunks cuckoo_rdb args bloom_model cuckoo_model cms_rdb cms_args cms_model topk_rdb topk_args topk_model tdigest_rdb tdigest_args tdigest_model apbf_rdb apbf_args valkey_bloom_rdb valkey_bloom_load valkey_bloom_args
 FUZZ_SECONDS ?= 60
 FUZZ_CI_SECONDS ?= 5
 FUZZ_FLAGS ?=

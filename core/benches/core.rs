@@ -7,6 +7,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use rsbloom_core::bloom::Chain;
 use rsbloom_core::cuckoo::{hash_item, CuckooFilter};
 use rsbloom_core::hash::{murmur2, murmur64a};
+use rsbloom_core::valkey_bloom::{Create, Object, FIXED_SEED};
 
 fn items(prefix: &str, n: usize) -> Vec<Vec<u8>> {
     (0..n)
@@ -179,5 +180,68 @@ fn cuckoo(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hashing, bloom, cuckoo);
+/// valkey-bloom's flavour: SipHash-1-3, one 100M-bit (12.5 MB) sub-filter
+/// holding 200k items; items one by one and in batches of 100.
+fn valkey_bloom(c: &mut Criterion) {
+    let mut g = c.benchmark_group("valkey_bloom");
+    let create = Create {
+        capacity: 10_425_000,
+        fp_rate: 0.01,
+        tightening: 0.5,
+        expansion: 2,
+        seed: FIXED_SEED,
+        seed_random: false,
+    };
+    let mut big = Object::new(&create, None).unwrap();
+    assert!(big.size() > 12_500_000);
+    big.add_batch(&items("v", 200_000), None, |_| true);
+    let mut fresh = Fresh::new("w");
+    g.throughput(Throughput::Elements(1000));
+    g.bench_function("check/100Mbit one by one", |b| {
+        b.iter(|| fresh.slice().iter().filter(|i| big.contains(i)).count())
+    });
+    g.bench_function("check/100Mbit batch of 100", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for chunk in fresh.slice().chunks(100) {
+                big.contains_batch(chunk, |f| n += usize::from(f));
+            }
+            n
+        })
+    });
+    let probe = items("z", 1000);
+    let mut round = 0u32;
+    let mut fresh_items = move || {
+        round += 1;
+        probe
+            .iter()
+            .map(|i| [i.as_slice(), &round.to_le_bytes()].concat())
+            .collect::<Vec<Vec<u8>>>()
+    };
+    g.bench_function("add/100Mbit one by one", |b| {
+        b.iter_batched(
+            &mut fresh_items,
+            |batch| {
+                for i in &batch {
+                    black_box(big.add(i, None)).ok();
+                }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("add/100Mbit batch of 100", |b| {
+        b.iter_batched(
+            &mut fresh_items,
+            |batch| {
+                for chunk in batch.chunks(100) {
+                    big.add_batch(chunk, None, |_| true);
+                }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, hashing, bloom, cuckoo, valkey_bloom);
 criterion_main!(benches);

@@ -27,6 +27,8 @@ mod tdigest;
 pub use tdigest::{tdigest_args, tdigest_model, tdigest_rdb};
 mod apbf;
 pub use apbf::{apbf_args, apbf_rdb};
+mod valkey_bloom;
+pub use valkey_bloom::{valkey_bloom_args, valkey_bloom_load, valkey_bloom_rdb};
 
 use rsbloom_core::args::ArgError;
 use rsbloom_core::rdb::Primitive;
@@ -40,7 +42,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
-pub const TARGETS: [(&str, Target); 20] = [
+pub const TARGETS: [(&str, Target); 23] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -61,6 +63,9 @@ pub const TARGETS: [(&str, Target); 20] = [
     ("tdigest_model", tdigest_model),
     ("apbf_rdb", apbf_rdb),
     ("apbf_args", apbf_args),
+    ("valkey_bloom_rdb", valkey_bloom_rdb),
+    ("valkey_bloom_load", valkey_bloom_load),
+    ("valkey_bloom_args", valkey_bloom_args),
 ];
 
 // ---------------------------------------------------------------------------
@@ -198,6 +203,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.extend(topk::seeds());
     out.extend(tdigest::seeds());
     out.extend(apbf::seeds());
+    out.extend(valkey_bloom::seeds());
     out
 }
 
