@@ -227,3 +227,23 @@ pub fn read_reply(r: &mut impl BufRead) -> std::io::Result<Reply> {
 macro_rules! args {
     ($($a:expr),* $(,)?) => { [$(AsRef::<[u8]>::as_ref(&$a).to_vec()),*] };
 }
+
+/// The one reply whose raw bytes are `wire` (e.g. a recorded `*2\r\n:1\r\n…`);
+/// panics unless `wire` is exactly one complete reply. Comparing the parsed
+/// form with a received [`Reply`] is a byte-exact comparison, since `Reply`
+/// keeps every wire type apart (only `$-1` and `*-1` both read as `Nil`).
+pub fn parse_wire(wire: &[u8]) -> Reply {
+    let mut r = wire;
+    let reply = read_reply(&mut r).unwrap_or_else(|e| {
+        panic!(
+            "bad recorded reply {:?}: {e}",
+            String::from_utf8_lossy(wire)
+        )
+    });
+    assert!(
+        r.is_empty(),
+        "trailing bytes after the recorded reply {:?}",
+        String::from_utf8_lossy(wire)
+    );
+    reply
+}

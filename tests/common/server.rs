@@ -231,6 +231,10 @@ pub enum Module {
     Rsbloom,
     /// RedisBloom 2.8.2 from the redis-stack wheel: the test oracle.
     Reference,
+    /// valkey-bloom 1.0.1 (type `bloomfltr`), the oracle of rsbloom's
+    /// valkey-bloom flavour: a black box from `../shared/oracles/valkey-bloom/`
+    /// (see [`valkey_bloom_oracle`]); Valkey only (8.0 gets its own build).
+    ValkeyBloom,
     None,
 }
 
@@ -303,8 +307,20 @@ fn repo() -> PathBuf {
 }
 
 pub fn module_path(module: Module) -> Option<PathBuf> {
+    module_path_on(module, Flavor::Valkey9)
+}
+
+/// The module file to load on `flavor` (only the valkey-bloom oracle
+/// depends on the server: Valkey 8.0 needs its `valkey_8_0` build).
+pub fn module_path_on(module: Module, flavor: Flavor) -> Option<PathBuf> {
     let path = match module {
         Module::None => return None,
+        Module::ValkeyBloom => valkey_bloom_oracle(flavor).unwrap_or_else(|| {
+            panic!(
+                "no valkey-bloom oracle for {} (check valkey_bloom_oracle() first)",
+                flavor.name()
+            )
+        }),
         Module::Rsbloom => std::env::var_os("RSBLOOM_MODULE")
             .map(PathBuf::from)
             .unwrap_or_else(|| repo().join("target/release/librsbloom.so")),
@@ -318,6 +334,42 @@ pub fn module_path(module: Module) -> Option<PathBuf> {
         path.display()
     );
     Some(path)
+}
+
+/// The valkey-bloom 1.0.1 oracle build that loads on `flavor`:
+/// `libvalkey_bloom.so` (Valkey ≥ 8.1) or `libvalkey_bloom-valkey8.0.so`
+/// (Valkey 8.0), in `$RSBLOOM_VALKEY_BLOOM_ORACLE` (the directory, or the
+/// ≥ 8.1 file itself with the 8.0 build beside it), else in
+/// `$CARGO_MANIFEST_DIR/../shared/oracles/valkey-bloom/` (CI has `../shared`
+/// beside its clone). `None` when absent, or for Redis (it crashes there).
+/// The oracle is only run, never read: tests that need it skip only their
+/// oracle comparison when it is absent ([`oracle_notice`]).
+pub fn valkey_bloom_oracle(flavor: Flavor) -> Option<PathBuf> {
+    let file = match flavor {
+        Flavor::Valkey9 => "libvalkey_bloom.so",
+        Flavor::Valkey8 => "libvalkey_bloom-valkey8.0.so",
+        _ => return None,
+    };
+    let dir = match std::env::var_os("RSBLOOM_VALKEY_BLOOM_ORACLE").map(PathBuf::from) {
+        Some(p) if p.is_file() => p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        Some(p) => p,
+        None => repo().join("../shared/oracles/valkey-bloom"),
+    };
+    let path = dir.join(file);
+    path.is_file().then_some(path)
+}
+
+/// Prints, loudly and once per call site's `what`, that the valkey-bloom
+/// oracle is missing and that `what` (an oracle comparison) is skipped.
+pub fn oracle_notice(what: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+         !!! valkey-bloom oracle NOT FOUND (set RSBLOOM_VALKEY_BLOOM_ORACLE or put\n\
+         !!! ../shared/oracles/valkey-bloom/ beside the clone): SKIPPING {what}\n\
+         !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+    );
 }
 
 fn find_reference() -> PathBuf {
@@ -355,6 +407,12 @@ impl Builder {
     pub fn module_arg(mut self, a: &str) -> Self {
         self.module_args.push(a.into());
         self
+    }
+    /// rsbloom with `bf.bloom-flavor valkey-bloom` set at load (module
+    /// argument `bloom-flavor valkey-bloom`); the valkey-bloom oracle
+    /// ignores unknown module arguments, so both sides can be built alike.
+    pub fn valkey_bloom_flavor(self) -> Self {
+        self.module_arg("bloom-flavor").module_arg("valkey-bloom")
     }
     /// Extra server arguments, e.g. `.arg("--appendonly").arg("yes")`.
     pub fn arg(mut self, a: &str) -> Self {
@@ -515,7 +573,7 @@ impl Server {
                     "yes",
                 ])
                 .args(["--protected-mode", "no"]);
-            if let Some(path) = module_path(self.builder.module) {
+            if let Some(path) = module_path_on(self.builder.module, self.builder.flavor) {
                 cmd.arg("--loadmodule")
                     .arg(path)
                     .args(&self.builder.module_args);
