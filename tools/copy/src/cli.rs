@@ -11,9 +11,10 @@ use crate::Options;
 fn command() -> Command {
     Command::new("rsbloom-copy")
         .about(
-            "Copies Bloom, Cuckoo, Count-Min Sketch, Top-K and T-Digest keys between two servers \
-             (Redis 7/8, Valkey 8/9; rsbloom or RedisBloom), live, whatever their RDB versions; \
-             every copied key is verified on the target (docs/copy.md).",
+            "Copies Bloom (RedisBloom's and valkey-bloom's), Cuckoo, Count-Min Sketch, Top-K, \
+             T-Digest and sliding-window keys between two servers (Redis 7/8, Valkey 8/9; \
+             rsbloom, RedisBloom or valkey-bloom), live, whatever their RDB versions; every \
+             copied key is verified on the target (docs/copy.md).",
         )
         .arg(
             Arg::new("from")

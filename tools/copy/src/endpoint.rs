@@ -13,7 +13,7 @@ use redis::{
     Client, Connection, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value,
 };
 
-use crate::family::{AddedField, Family, FAMILIES};
+use crate::family::{self, AddedField, Family, FAMILIES};
 use crate::payload;
 
 /// Replies to a single DUMP or RESTORE of hundreds of MiB take a while.
@@ -139,8 +139,9 @@ pub struct Target {
     pub rdb_version: u16,
     /// `MODULE LIST` ver of its `bf` module (`None`: none, or not told).
     pub module_version: Option<u64>,
-    /// The families whose command the target lacks: it has no such type.
-    pub missing: Vec<&'static str>,
+    /// The families whose command the target lacks (it has no such type),
+    /// with the reason reported for their keys.
+    pub missing: Vec<(&'static str, String)>,
     pub tmp: TmpKeys,
 }
 
@@ -172,12 +173,10 @@ impl Target {
 
     /// Why the target cannot hold `family` at all, if it cannot.
     pub fn lacks(&self, family: &Family) -> Option<String> {
-        self.missing.contains(&family.name).then(|| {
-            format!(
-                "the target has no {} type ({} unknown: RedisBloom, or no module)",
-                family.type_name, family.command
-            )
-        })
+        self.missing
+            .iter()
+            .find(|(name, _)| *name == family.name)
+            .map(|(_, why)| why.clone())
     }
 
     /// Whether the target's module loads `added`'s encoding. A module that
@@ -230,20 +229,63 @@ fn bf_version(conn: &mut Connection) -> Option<u64> {
 }
 
 /// The families whose command the target does not know (`COMMAND INFO`
-/// answers nil); none if it does not answer.
-fn missing_families(conn: &mut Connection) -> Vec<&'static str> {
+/// answers nil), each with why it is not copied there; none if it does
+/// not answer.
+fn missing_families(conn: &mut Connection) -> Vec<(&'static str, String)> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for f in FAMILIES {
+        for c in std::iter::once(f.command).chain(f.flavour.map(|x| x.shared)) {
+            if !names.contains(&c) {
+                names.push(c);
+            }
+        }
+    }
     let mut cmd = redis::cmd("COMMAND");
     cmd.arg("INFO");
-    for f in FAMILIES {
-        cmd.arg(f.command);
+    for n in &names {
+        cmd.arg(*n);
     }
     let info: Vec<Value> = cmd.query(conn).unwrap_or_default();
+    if info.len() != names.len() {
+        return Vec::new();
+    }
+    let known = |c: &str| {
+        names
+            .iter()
+            .zip(&info)
+            .any(|(n, v)| *n == c && !matches!(v, Value::Nil))
+    };
     FAMILIES
         .iter()
-        .zip(&info)
-        .filter(|(_, v)| matches!(v, Value::Nil))
-        .map(|(f, _)| f.name)
+        .filter(|f| !known(f.command))
+        .map(|f| (f.name, why_missing(f, &known)))
         .collect()
+}
+
+/// Why a target that does not know `f.command` gets no value of `f`.
+fn why_missing(f: &Family, known: &dyn Fn(&str) -> bool) -> String {
+    let lacks = format!(
+        "the target has no {} type ({} unknown",
+        f.type_name, f.command
+    );
+    match f.flavour.filter(|x| known(x.shared)) {
+        Some(x) => {
+            let others: Vec<String> = family::other_flavours(f)
+                .filter(|g| known(g.command))
+                .map(|g| {
+                    let module = g.flavour.map_or(g.name, |y| y.module);
+                    format!("{module}'s {}", g.type_name)
+                })
+                .collect();
+            let serves = if others.is_empty() {
+                "another module's type".to_string()
+            } else {
+                others.join(", ")
+            };
+            format!("{}: {lacks}; its {} serves {serves})", x.why, x.shared)
+        }
+        None => format!("{lacks}: another module, or none)"),
+    }
 }
 
 /// Private keys on the target in the same slot as a given key (so that
@@ -284,6 +326,72 @@ fn server_max_bulk(conn: &mut Connection) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A target's COMMAND INFO as the set of commands it knows.
+    fn missing(known: &[&str]) -> Vec<(&'static str, String)> {
+        FAMILIES
+            .iter()
+            .filter(|f| !known.contains(&f.command))
+            .map(|f| (f.name, why_missing(f, &|c: &str| known.contains(&c))))
+            .collect()
+    }
+
+    #[test]
+    fn the_two_bloom_types_are_told_apart() {
+        let vb = "valkey-bloom and RedisBloom filters cannot be converted into each other \
+                  (the items are not stored): ";
+        // RedisBloom 2.8.2: BF.ADD and BF.SCANDUMP, no BF.LOAD, no APBF.ADD.
+        let redisbloom = ["BF.ADD", "BF.SCANDUMP", "CF.ADD", "CMS.QUERY", "TOPK.ADD"];
+        let m = missing(&[&redisbloom[..], &["TDIGEST.ADD"]].concat());
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert_eq!(
+            m[0],
+            (
+                "valkey-bloom",
+                format!(
+                    "{vb}the target has no bloomfltr type (BF.LOAD unknown; its BF.ADD serves \
+                     RedisBloom's MBbloom--)"
+                )
+            )
+        );
+        assert_eq!(
+            m[1],
+            (
+                "apbf",
+                "the target has no APBF-rsbl type (APBF.ADD unknown: another module, or none)"
+                    .to_string()
+            )
+        );
+        // valkey-bloom: BF.ADD and BF.LOAD only.
+        let m = missing(&["BF.ADD", "BF.LOAD"]);
+        assert_eq!(m.len(), 6, "{m:?}");
+        assert_eq!(
+            m[0],
+            (
+                "bloom",
+                format!(
+                    "{vb}the target has no MBbloom-- type (BF.SCANDUMP unknown; its BF.ADD \
+                     serves valkey-bloom's bloomfltr)"
+                )
+            )
+        );
+        assert!(m[1..]
+            .iter()
+            .all(|(_, why)| why.starts_with("the target has no ")));
+        // rsbloom, in either Bloom flavour: every command.
+        let all: Vec<&str> = FAMILIES
+            .iter()
+            .map(|f| f.command)
+            .chain(["BF.ADD"])
+            .collect();
+        assert!(missing(&all).is_empty());
+        // No module: no Bloom type, and no conversion to speak of.
+        let m = missing(&[]);
+        assert_eq!(m.len(), FAMILIES.len());
+        assert!(m
+            .iter()
+            .all(|(_, why)| why.starts_with("the target has no ")));
+    }
 
     #[test]
     fn tmp_keys_share_the_slot_of_their_key() {

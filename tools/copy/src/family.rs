@@ -1,6 +1,9 @@
 //! The families the tool copies: one row each. A new module type is one
 //! more row: its `TYPE` name, a command that tells whether the target has
 //! the type and, if it has a chunked dump, its SCANDUMP/LOADCHUNK pair.
+//! Two rows are Bloom filters served by the same `BF.*` commands:
+//! RedisBloom's `MBbloom--` and valkey-bloom's `bloomfltr` (a `Flavour`
+//! each); neither is ever converted into the other.
 
 /// A chunked dump: `SCANDUMP key 0` gives `[1, header]`, `SCANDUMP key it`
 /// gives `[next, chunk]` until `[0, …]`, and `LOADCHUNK key next chunk`
@@ -41,6 +44,26 @@ pub struct Volatile {
     pub bytes: std::ops::Range<usize>,
 }
 
+/// One of several module types served by the same commands (the two Bloom
+/// filter types): a target that knows `shared` but not the family's own
+/// `command` has another flavour of them, and the value is not converted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flavour {
+    /// Whose type it is, in reports ("RedisBloom", "valkey-bloom").
+    pub module: &'static str,
+    /// A command that every flavour has.
+    pub shared: &'static str,
+    /// Why a value of one flavour cannot become one of another.
+    pub why: &'static str,
+}
+
+/// Why the two Bloom types are never converted into each other: a filter
+/// keeps bits, not the items, and the two modules hash and size otherwise
+/// (COMPAT-VALKEY-BLOOM §7), so no bit of one means anything to the other.
+pub const BLOOM_FLAVOURS: &str =
+    "valkey-bloom and RedisBloom filters cannot be converted into each other \
+     (the items are not stored)";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Family {
     /// Short name in reports.
@@ -52,6 +75,7 @@ pub struct Family {
     pub chunked: Option<Chunked>,
     pub volatile: Option<Volatile>,
     pub added: Option<AddedField>,
+    pub flavour: Option<Flavour>,
 }
 
 pub const FAMILIES: &[Family] = &[
@@ -63,9 +87,34 @@ pub const FAMILIES: &[Family] = &[
             loadchunk: "BF.LOADCHUNK",
             splits: true,
         }),
-        command: "BF.ADD",
+        // valkey-bloom knows BF.ADD but has no MBbloom-- (and no BF.SCANDUMP);
+        // rsbloom has BF.SCANDUMP in both its Bloom flavours.
+        command: "BF.SCANDUMP",
         volatile: None,
         added: None,
+        flavour: Some(Flavour {
+            module: "RedisBloom",
+            shared: "BF.ADD",
+            why: BLOOM_FLAVOURS,
+        }),
+    },
+    // valkey-bloom 1.0.1's filters (COMPAT-VALKEY-BLOOM §1.1, §5.1): no
+    // chunked form; values are at most 128 MiB (its default
+    // bf.bloom-memory-usage-limit), so DUMP/RESTORE carries them.
+    Family {
+        name: "valkey-bloom",
+        type_name: "bloomfltr",
+        // RedisBloom knows BF.ADD but not BF.LOAD (valkey-bloom's AOF form,
+        // which rsbloom has in both flavours).
+        command: "BF.LOAD",
+        chunked: None,
+        volatile: None,
+        added: None,
+        flavour: Some(Flavour {
+            module: "valkey-bloom",
+            shared: "BF.ADD",
+            why: BLOOM_FLAVOURS,
+        }),
     },
     Family {
         name: "cuckoo",
@@ -78,6 +127,7 @@ pub const FAMILIES: &[Family] = &[
         command: "CF.ADD",
         volatile: None,
         added: None,
+        flavour: None,
     },
     Family {
         name: "cms",
@@ -94,6 +144,7 @@ pub const FAMILIES: &[Family] = &[
             readers_from: 81181,
             what: "cell size",
         }),
+        flavour: None,
     },
     Family {
         name: "topk",
@@ -108,6 +159,7 @@ pub const FAMILIES: &[Family] = &[
             bytes: 8..16,
         }),
         added: None,
+        flavour: None,
     },
     Family {
         name: "tdigest",
@@ -116,6 +168,7 @@ pub const FAMILIES: &[Family] = &[
         chunked: None,
         volatile: None,
         added: None,
+        flavour: None,
     },
     Family {
         name: "apbf",
@@ -128,8 +181,18 @@ pub const FAMILIES: &[Family] = &[
         }),
         volatile: None,
         added: None,
+        flavour: None,
     },
 ];
+
+/// The other families served by `f`'s shared command (the other Bloom type).
+pub fn other_flavours(f: &Family) -> impl Iterator<Item = &'static Family> + '_ {
+    FAMILIES.iter().filter(move |g| {
+        g.name != f.name
+            && g.flavour.is_some()
+            && g.flavour.map(|x| x.shared) == f.flavour.map(|x| x.shared)
+    })
+}
 
 /// The family of a `TYPE` reply.
 pub fn by_type(type_name: &str) -> Option<&'static Family> {

@@ -1,6 +1,7 @@
-//! rsbloom-copy: copies the module's keys (Bloom, Cuckoo, Count-Min Sketch,
-//! Top-K, T-Digest, sliding-window filters) between any two servers, live, whatever their RDB
-//! versions (docs/copy.md).
+//! rsbloom-copy: copies the module's keys (Bloom filters of RedisBloom's and
+//! of valkey-bloom's type, Cuckoo, Count-Min Sketch, Top-K, T-Digest,
+//! sliding-window filters) between any two servers, live, whatever their
+//! RDB versions (docs/copy.md).
 
 mod cli;
 mod copy;

@@ -354,6 +354,11 @@ mod tests {
             ("CMSk-TYPE".into(), 0)
         );
         assert_eq!(decode_module_id(TOPK_ID), ("TopK-TYPE".into(), 0));
+        // valkey-bloom 1.0.1's type, encoding version 1 (COMPAT-VALKEY-BLOOM §1.1).
+        assert_eq!(
+            decode_module_id(0x6e5a2899f96dac01),
+            ("bloomfltr".into(), 1)
+        );
     }
 
     #[test]
