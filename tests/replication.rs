@@ -9,6 +9,7 @@ mod common;
 use common::info::{wait_link_up, wait_replica_synced as sync};
 use common::stream::{assert_same, info_field, snapshot, Stream, MODULE_ARGS};
 use common::*;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 const STREAM_LEN: usize = 2500;
@@ -439,5 +440,574 @@ fn cms_writes_replicate_exactly() {
         check_identical(&mut mc, &mut rc, digests, &format!("{what} stream"));
         let mut rc = full_resync(&mut mc, &mut replica);
         check_identical(&mut mc, &mut rc, digests, &format!("{what} full resync"));
+    }
+}
+
+// ---- valkey-bloom's flavour (docs/valkey-bloom.md §6) ----
+
+/// valkey-bloom's fixed seed (COMPAT-VALKEY-BLOOM §4.6).
+const FIXED_SEED: [u8; 32] = [
+    0x59, 0x0f, 0xf5, 0x22, 0xea, 0x78, 0x11, 0xda, 0xa7, 0x14, 0xd8, 0x09, 0x3b, 0x3e, 0x7b, 0xd9,
+    0x1d, 0x89, 0x8a, 0x73, 0x3e, 0x98, 0x88, 0x87, 0x30, 0x7f, 0x97, 0xcd, 0x28, 0x07, 0x33, 0x83,
+];
+const VB_LIMIT: &str = "bf.bloom-memory-usage-limit";
+const VB_DEFAULT_LIMIT: &str = "134217728";
+
+/// The fields of a `bloomfltr` DUMP payload (docs/valkey-bloom.md §5).
+#[derive(Debug)]
+struct VbDump {
+    expansion: u64,
+    fp: f64,
+    tightening: f64,
+    random: u64,
+    /// Per sub-filter, oldest first: capacity, items (the newest's only),
+    /// the `bloomfilter` blob (its seed at 13..45).
+    subs: Vec<(u64, Option<u64>, Vec<u8>)>,
+}
+
+/// Module id of `bloomfltr`, encoding version 1.
+const VB_MODULE_ID: u64 = 0x6e5a2899f96dac01;
+
+fn vb_dump(c: &mut Conn, key: &[u8]) -> VbDump {
+    use common::dump::Prim;
+    let payload = c.cmd(&[b"DUMP", key]);
+    let (id, prims) = common::dump::parse(payload.as_bytes());
+    assert_eq!(id, VB_MODULE_ID, "{}: not a bloomfltr value", show(key));
+    let u = |p: &Prim| match p {
+        Prim::U(v) => *v,
+        other => panic!("{}: {other:?} where an unsigned was due", show(key)),
+    };
+    let d = |p: &Prim| match p {
+        Prim::D(v) => *v,
+        other => panic!("{}: {other:?} where a double was due", show(key)),
+    };
+    let n = u(&prims[0]) as usize;
+    let mut subs = Vec::new();
+    let mut at = 5;
+    for i in 0..n {
+        let cap = u(&prims[at]);
+        at += 1;
+        let items = (i + 1 == n).then(|| {
+            at += 1;
+            u(&prims[at - 1])
+        });
+        let Prim::S(blob) = &prims[at] else {
+            panic!("{}: no blob", show(key))
+        };
+        at += 1;
+        subs.push((cap, items, blob.clone()));
+    }
+    assert_eq!(at, prims.len(), "{}: trailing fields", show(key));
+    VbDump {
+        expansion: u(&prims[1]),
+        fp: d(&prims[2]),
+        tightening: d(&prims[3]),
+        random: u(&prims[4]),
+        subs,
+    }
+}
+
+fn show(key: &[u8]) -> String {
+    String::from_utf8_lossy(key).into_owned()
+}
+
+impl VbDump {
+    fn seed(&self) -> Vec<u8> {
+        let seeds: Vec<&[u8]> = self.subs.iter().map(|s| &s.2[13..45]).collect();
+        assert!(
+            seeds.windows(2).all(|w| w[0] == w[1]),
+            "sub-filters' seeds differ"
+        );
+        seeds[0].to_vec()
+    }
+
+    /// The BF.LOAD blob of this value (§5.4): older sub-filters are full.
+    fn load_blob(&self) -> Vec<u8> {
+        let mut out = vec![1u8];
+        out.extend((self.expansion as u32).to_le_bytes());
+        out.extend(self.fp.to_le_bytes());
+        out.extend(self.tightening.to_le_bytes());
+        out.push(self.random as u8);
+        out.extend((self.subs.len() as u64).to_le_bytes());
+        for (cap, items, blob) in &self.subs {
+            out.extend((blob.len() as u64).to_le_bytes());
+            out.extend(blob);
+            out.extend((items.unwrap_or(*cap) as i64).to_le_bytes());
+            out.extend((*cap as i64).to_le_bytes());
+        }
+        out
+    }
+}
+
+/// Bitmap bytes and hash count of a sub-filter of capacity `n`, rate `p` (§4).
+fn vb_sized(n: u64, p: f64) -> (u64, u32) {
+    let ln2 = std::f64::consts::LN_2;
+    let bytes = ((n as f64 * p.ln()) / (-8.0 * (ln2 * ln2))).ceil() as u64;
+    let k = ((8 * bytes) as f64 / n as f64 * ln2).round().max(1.0) as u32;
+    (bytes, k)
+}
+
+/// A BF.LOAD blob built here from nothing: random seed, random bits, the
+/// sub-filters of `capacity` growing by `expansion` (`filters` of them, the
+/// older ones full, `items` in the newest).
+fn vb_built_blob(capacity: u64, fp: f64, expansion: u32, filters: usize, items: u64) -> Vec<u8> {
+    let (t, seed) = (0.5f64, rand::random::<[u8; 32]>());
+    let mut out = vec![1u8];
+    out.extend(expansion.to_le_bytes());
+    out.extend(fp.to_le_bytes());
+    out.extend(t.to_le_bytes());
+    out.push(1);
+    out.extend((filters as u64).to_le_bytes());
+    let mut cap = capacity;
+    for i in 0..filters {
+        let (bytes, k) = vb_sized(cap, fp * t.powi(i as i32));
+        let mut blob = vec![1u8];
+        blob.extend(bytes.to_le_bytes());
+        blob.extend(k.to_le_bytes());
+        blob.extend(seed);
+        blob.extend((0..bytes).map(|_| rand::random::<u8>() & rand::random::<u8>()));
+        out.extend((blob.len() as u64).to_le_bytes());
+        out.extend(blob);
+        let n = if i + 1 == filters { items } else { cap };
+        out.extend((n as i64).to_le_bytes());
+        out.extend((cap as i64).to_le_bytes());
+        cap *= u64::from(expansion);
+    }
+    out
+}
+
+/// The blob of `BF.LOAD key <blob>` in an AOF rewrite written by a server
+/// on `flavor` (valkey-bloom flavour, no RDB preamble) holding one scaled
+/// filter of a random seed.
+fn vb_rewritten_blob(flavor: Flavor) -> Vec<u8> {
+    let donor = Server::builder(flavor, Module::Rsbloom)
+        .arg("--bf.bloom-flavor")
+        .arg("valkey-bloom")
+        .aof_without_preamble()
+        .start();
+    let mut c = donor.conn();
+    assert_eq!(line(&mut c, "BF.RESERVE donor 0.01 10 EXPANSION 3"), ok());
+    let mut madd = common::diff::sargs(&["BF.MADD", "donor"]);
+    madd.extend((0..60).map(|i| format!("d{i}").into_bytes()));
+    c.cmd(&madd);
+    assert_eq!(line(&mut c, "BF.INFO donor FILTERS"), int(3));
+    common::info::wait_aof_rewrite(&mut c);
+    assert!(!c.cmd(&["BGREWRITEAOF"]).is_error());
+    common::info::wait_aof_rewrite(&mut c);
+    common::wait::until("BF.LOAD in the rewritten AOF", common::wait::STATE, || {
+        let aof = donor.base_aof();
+        let mut r = aof.as_slice();
+        while !r.is_empty() {
+            let cmd = common::resp::read_reply(&mut r).map_err(|e| e.to_string())?;
+            if let [name, key, blob] = cmd.as_array() {
+                if name.as_bytes() == b"BF.LOAD" && key.as_bytes() == b"donor" {
+                    return Ok(blob.as_bytes().to_vec());
+                }
+            }
+        }
+        Err(String::from_utf8_lossy(&aof).into_owned())
+    })
+}
+
+/// Blobs for BF.LOAD: one from another server's AOF rewrite, two built here.
+struct Blobs {
+    rewritten: Vec<u8>,
+    single: Vec<u8>,
+    chain: Vec<u8>,
+}
+
+impl Blobs {
+    fn new(flavor: Flavor) -> Blobs {
+        Blobs {
+            rewritten: vb_rewritten_blob(flavor),
+            single: vb_built_blob(100, 0.01, 2, 1, 37),
+            chain: vb_built_blob(10, 0.01, 2, 3, 12),
+        }
+    }
+}
+
+fn cmd_of(parts: &[&[u8]]) -> Vec<Vec<u8>> {
+    parts.iter().map(|p| p.to_vec()).collect()
+}
+
+fn with_items(head: &str, prefix: &str, range: std::ops::Range<usize>) -> Vec<Vec<u8>> {
+    let mut a: Vec<Vec<u8>> = head.split(' ').map(|w| w.as_bytes().to_vec()).collect();
+    a.extend(range.map(|i| format!("{prefix}{i}").into_bytes()));
+    a
+}
+
+/// Every write path of valkey-bloom filters, on a server whose flavour is
+/// `valkey-bloom`: `write` runs one command (and checks what it must), its
+/// reply returned.
+fn vb_script(c: &mut Conn, blobs: &Blobs, write: &mut dyn FnMut(&mut Conn, &[Vec<u8>]) -> Reply) {
+    let mut w = |c: &mut Conn, a: Vec<Vec<u8>>| write(c, &a);
+    let s =
+        |line: &str| -> Vec<Vec<u8>> { line.split(' ').map(|w| w.as_bytes().to_vec()).collect() };
+    let is_ints = |r: &Reply, n: usize| {
+        let a = r.as_array();
+        a.len() == n && a.iter().all(|e| matches!(e, Reply::Int(0 | 1)))
+    };
+    let ends_with = |r: &Reply, n: usize, e: &str| {
+        let a = r.as_array();
+        a.len() == n && a[n - 1] == err(e) && a[..n - 1].iter().all(|e| matches!(e, Reply::Int(_)))
+    };
+    // Auto-creation by BF.ADD and BF.MADD (a MADD that scales twice).
+    assert_eq!(w(c, s("BF.ADD a1 x")), int(1));
+    let r = w(c, with_items("BF.MADD m1", "i", 0..500));
+    assert!(is_ints(&r, 500), "{r:?}");
+    assert_eq!(w(c, s("BF.ADD m1 y")), int(1));
+    assert!(is_ints(&w(c, s("BF.MADD m1 i0 z1 z2")), 3));
+    // BF.RESERVE: scaling, non-scaling, expansion 3 (then scaled).
+    assert_eq!(w(c, s("BF.RESERVE r1 0.01 100")), ok());
+    assert_eq!(w(c, s("BF.RESERVE r2 0.001 50 NONSCALING")), ok());
+    assert_eq!(w(c, s("BF.RESERVE r3 0.05 10 EXPANSION 3")), ok());
+    assert!(is_ints(&w(c, with_items("BF.MADD r3", "r", 0..60)), 60));
+    assert_eq!(w(c, s("BF.RESERVE r1 0.01 100")), err("ERR item exists"));
+    assert!(is_ints(&w(c, s("BF.MADD r2 a b c")), 3));
+    // BF.INSERT creating, with and without each option.
+    let (seed3, seed_other) = (rand::random::<[u8; 32]>(), rand::random::<[u8; 32]>());
+    assert!(is_ints(&w(c, s("BF.INSERT i1 ITEMS a b c")), 3));
+    let r = w(
+        c,
+        s("BF.INSERT i2 CAPACITY 1000 ERROR 0.001 EXPANSION 4 TIGHTENING 0.7 ITEMS a b"),
+    );
+    assert!(is_ints(&r, 2), "{r:?}");
+    let r = w(
+        c,
+        cmd_of(&[
+            b"BF.INSERT",
+            b"i3",
+            b"SEED",
+            &seed3,
+            b"CAPACITY",
+            b"50",
+            b"ERROR",
+            b"0.02",
+            b"ITEMS",
+            b"a",
+        ]),
+    );
+    assert!(is_ints(&r, 1), "{r:?}");
+    assert!(is_ints(
+        &w(c, s("BF.INSERT i4 NONSCALING CAPACITY 20 ITEMS a b")),
+        2
+    ));
+    let r = w(
+        c,
+        s("BF.INSERT i5 VALIDATESCALETO 10000 CAPACITY 100 EXPANSION 2 ITEMS a"),
+    );
+    assert!(is_ints(&r, 1), "{r:?}");
+    assert_eq!(
+        w(c, s("BF.INSERT i6 CAPACITY 10 TIGHTENING 0.25")),
+        arr(vec![])
+    );
+    let r = w(
+        c,
+        cmd_of(&[b"BF.INSERT", b"fx", b"SEED", &FIXED_SEED, b"ITEMS", b"a"]),
+    );
+    assert!(is_ints(&r, 1), "{r:?}");
+    assert_eq!(
+        w(c, s("BF.INSERT nc NOCREATE ITEMS a")),
+        err("ERR not found")
+    );
+    assert_eq!(
+        w(c, s("BF.INSERT vs NONSCALING VALIDATESCALETO 100 ITEMS a")),
+        err("ERR cannot use NONSCALING and VALIDATESCALETO options together")
+    );
+    // BF.INSERT on existing filters: the creation options are ignored.
+    assert!(is_ints(&w(c, s("BF.INSERT i1 NOCREATE ITEMS d e")), 2));
+    let r = w(
+        c,
+        cmd_of(&[
+            b"BF.INSERT",
+            b"i2",
+            b"TIGHTENING",
+            b"0.9",
+            b"SEED",
+            &seed_other,
+            b"CAPACITY",
+            b"5",
+            b"ITEMS",
+            b"c",
+        ]),
+    );
+    assert!(is_ints(&r, 1), "{r:?}");
+    assert!(is_ints(
+        &w(c, s("BF.INSERT i3 VALIDATESCALETO 1000 ITEMS b c")),
+        2
+    ));
+    assert!(is_ints(
+        &w(c, s("BF.INSERT i4 EXPANSION 3 NONSCALING ITEMS c")),
+        1
+    ));
+    assert!(is_ints(
+        &w(c, with_items("BF.INSERT i6 EXPANSION 2 ITEMS", "g", 0..40)),
+        40
+    ));
+    // A MADD that stops at a full non-scaling filter; the same after an
+    // auto-creation from non-scaling configs.
+    assert_eq!(w(c, s("BF.RESERVE ns 0.01 5 NONSCALING")), ok());
+    let full = "ERR non scaling filter is full";
+    let r = w(c, with_items("BF.MADD ns", "n", 0..8));
+    assert!(ends_with(&r, 6, full), "{r:?}");
+    assert!(ends_with(&w(c, s("BF.MADD ns n0 n8")), 2, full));
+    assert!(ends_with(&w(c, s("BF.INSERT ns ITEMS n1 n9")), 2, full));
+    assert_eq!(w(c, s("BF.ADD ns n9")), err(full));
+    config_set(c, "bf.bloom-expansion", "0");
+    config_set(c, "bf.bloom-capacity", "3");
+    assert!(ends_with(&w(c, s("BF.MADD af a b c d e")), 4, full));
+    config_set(c, "bf.bloom-expansion", "2");
+    config_set(c, "bf.bloom-capacity", "100");
+    // A MADD that stops at the memory limit (set here only: the replica,
+    // or the AOF replay, never checks it).
+    assert_eq!(w(c, s("BF.RESERVE lim 0.01 10")), ok());
+    config_set(c, VB_LIMIT, "300");
+    let over = "ERR operation exceeds bloom object memory limit";
+    let r = w(c, with_items("BF.MADD lim", "l", 0..15));
+    assert_eq!(r.as_array().last(), Some(&err(over)), "{r:?}");
+    assert_eq!(w(c, s("BF.ADD newlim x")), err(over));
+    assert_eq!(w(c, s("BF.INSERT lim2 CAPACITY 1000 ITEMS x")), err(over));
+    assert_eq!(
+        w(c, s("BF.INSERT lim ITEMS l0 l20")).as_array().last(),
+        Some(&err(over))
+    );
+    config_set(c, VB_LIMIT, VB_DEFAULT_LIMIT);
+    assert!(is_ints(&w(c, with_items("BF.MADD lim", "l", 10..15)), 5));
+    // BF.LOAD: a blob of another server's AOF rewrite, two built here.
+    assert_eq!(w(c, cmd_of(&[b"BF.LOAD", b"ld1", &blobs.rewritten])), ok());
+    assert_eq!(w(c, cmd_of(&[b"BF.LOAD", b"ld2", &blobs.single])), ok());
+    assert_eq!(w(c, cmd_of(&[b"BF.LOAD", b"ld3", &blobs.chain])), ok());
+    assert_eq!(
+        w(c, cmd_of(&[b"BF.LOAD", b"ld1", &blobs.single])),
+        err("BUSYKEY Target key name already exists.")
+    );
+    assert_eq!(
+        w(c, cmd_of(&[b"BF.LOAD", b"bad", b"\x01xyz"])),
+        err("ERR bloom object decoding failed")
+    );
+    assert!(is_ints(&w(c, with_items("BF.MADD ld3", "q", 0..60)), 60));
+    assert!(is_ints(&w(c, with_items("BF.MADD ld1", "q", 0..5)), 5));
+    assert!(!w(c, s("BF.ADD ld2 q")).is_error());
+}
+
+/// Keys `vb_script` leaves.
+const VB_KEYS: usize = 18;
+
+/// Asserts every key is a `bloomfltr` filter (or, in `other`, RedisBloom's)
+/// and the seeds are distinct, one of them the fixed seed; returns the
+/// number of keys.
+fn vb_check_seeds(c: &mut Conn, other: &[&str]) -> usize {
+    let keys = c.cmd(&["KEYS", "*"]);
+    let mut seeds: BTreeMap<Vec<u8>, String> = BTreeMap::new();
+    let mut fixed = 0;
+    for k in keys.as_array() {
+        let k = k.as_bytes();
+        if other.iter().any(|o| o.as_bytes() == k) {
+            continue;
+        }
+        assert_eq!(c.cmd(&[b"TYPE", k]), simple("bloomfltr"), "{}", show(k));
+        let d = vb_dump(c, k);
+        let seed = d.seed();
+        if seed == FIXED_SEED {
+            assert_eq!(d.random, 0, "{}", show(k));
+            fixed += 1;
+        } else {
+            assert_eq!(d.random, 1, "{}", show(k));
+        }
+        if let Some(o) = seeds.insert(seed, show(k)) {
+            panic!("{} and {o} have the same seed", show(k));
+        }
+    }
+    assert!(fixed <= 1, "{fixed} fixed seeds");
+    keys.as_array().len()
+}
+
+/// DUMP, DIGEST-VALUE, TYPE of every key and DEBUG DIGEST the same on both.
+fn vb_same(mc: &mut Conn, rc: &mut Conn, what: &str) {
+    sync(mc, rc);
+    let m = snapshot(mc, true);
+    assert_same(&m, &snapshot(rc, true), what);
+    assert_eq!(
+        mc.cmd(&["DEBUG", "DIGEST"]),
+        rc.cmd(&["DEBUG", "DIGEST"]),
+        "{what}: DEBUG DIGEST"
+    );
+}
+
+fn debug_reload(c: &mut Conn) {
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), ok());
+}
+
+/// The replica never answered its master with an error (a write it could
+/// not replay).
+fn no_errors_to_master(replica: &Server, what: &str) {
+    let log = replica.log();
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("is sending an error to its") || l.contains("CRITICAL"))
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+/// valkey-bloom filters (docs/valkey-bloom.md §6) replicate byte for byte
+/// from a master on the valkey-bloom flavour to a replica on the default
+/// one, by every write path — random seeds travel in the replicated
+/// creation, adds that stop at an error replicate the items before it, a
+/// limit set on the master only stops nothing on the replica, BF.LOAD
+/// travels as received —, after each write, after DEBUG RELOAD on both and
+/// after a full resync. A default-flavour master holding `bloomfltr` keys
+/// (made by BF.LOAD) replicates them identically too. And an AOF replay
+/// after the flavour was changed with CONFIG SET (so the restarted server
+/// has the default one again) brings every key back identical.
+#[test]
+fn valkey_bloom_filters_replicate_exactly() {
+    let no_compression: &[&str] = &["--rdbcompression", "no"];
+    let vb_master: &[&str] = &[
+        "--bf.bloom-flavor",
+        "valkey-bloom",
+        "--rdbcompression",
+        "no",
+    ];
+    for flavor in all_flavors() {
+        let t0 = Instant::now();
+        let blobs = Blobs::new(flavor);
+
+        // Master valkey-bloom, replica default.
+        let (_master, mut replica, mut mc, mut rc) = linked_with(
+            flavor,
+            Module::Rsbloom,
+            Module::Rsbloom,
+            [vb_master, no_compression],
+        );
+        let flavour =
+            |c: &mut Conn| c.cmd(&["CONFIG", "GET", "bf.bloom-flavor"]).as_array()[1].clone();
+        assert_eq!(flavour(&mut mc), bulk("valkey-bloom"));
+        assert_eq!(flavour(&mut rc), bulk("redisbloom"));
+        let mut writes = 0;
+        vb_script(&mut mc, &blobs, &mut |mc, args| {
+            let r = mc.cmd(args);
+            writes += 1;
+            let what = format!(
+                "{flavor:?} after {}",
+                common::diff::show_args(&args[..args.len().min(2)])
+            );
+            vb_same(mc, &mut rc, &what);
+            r
+        });
+        assert_eq!(vb_check_seeds(&mut mc, &[]), VB_KEYS, "{flavor:?}");
+        assert_eq!(vb_check_seeds(&mut rc, &[]), VB_KEYS, "{flavor:?} replica");
+        assert_eq!(
+            sync_full(&mut mc),
+            1,
+            "{flavor:?}: only the first sync was full"
+        );
+        no_errors_to_master(&replica, &format!("{flavor:?}"));
+        debug_reload(&mut mc);
+        debug_reload(&mut rc);
+        vb_same(&mut mc, &mut rc, &format!("{flavor:?} after DEBUG RELOAD"));
+        let mut rc = full_resync(&mut mc, &mut replica);
+        vb_same(&mut mc, &mut rc, &format!("{flavor:?} full resync"));
+        for a in [
+            with_items("BF.MADD m1", "after", 0..300),
+            with_items("BF.MADD new", "n", 0..3),
+        ] {
+            mc.cmd(&a);
+            vb_same(&mut mc, &mut rc, &format!("{flavor:?} after the resync"));
+        }
+        assert_eq!(
+            vb_check_seeds(&mut rc, &[]),
+            VB_KEYS + 1,
+            "{flavor:?} replica"
+        );
+        // A blob built here from a scaled filter's DUMP, for the next master.
+        let m1 = vb_dump(&mut mc, b"m1");
+        assert!(m1.subs.len() > 2 && m1.expansion == 2 && m1.fp == 0.01 && m1.tightening == 0.5);
+        let converted = cmd_of(&[b"BF.LOAD", b"ld4", &m1.load_blob()]);
+        drop(rc);
+        println!(
+            "{flavor:?}: valkey-bloom master -> default replica, {writes} writes, {:.1}s",
+            t0.elapsed().as_secs_f64()
+        );
+
+        // A default-flavour master holding bloomfltr keys made by BF.LOAD.
+        let (_master, mut replica, mut mc, mut rc) = linked_with(
+            flavor,
+            Module::Rsbloom,
+            Module::Rsbloom,
+            [no_compression, no_compression],
+        );
+        let rewritten = cmd_of(&[b"BF.LOAD", b"ld1", &blobs.rewritten]);
+        let single = cmd_of(&[b"BF.LOAD", b"ld2", &blobs.single]);
+        let chain = cmd_of(&[b"BF.LOAD", b"ld3", &blobs.chain]);
+        for a in [
+            rewritten,
+            single,
+            chain,
+            converted,
+            with_items("BF.MADD ld3", "q", 0..60),
+            with_items("BF.MADD ld4", "q", 0..900),
+            with_items("BF.INSERT ld1 CAPACITY 5 ERROR 0.1 ITEMS", "q", 0..5),
+            with_items("BF.INSERT ld2 NOCREATE ITEMS", "q", 0..5),
+            with_items("BF.ADD ld2", "z", 0..1),
+            with_items("BF.MADD rb", "q", 0..5),
+        ] {
+            let r = mc.cmd(&a);
+            assert!(
+                !r.is_error(),
+                "{flavor:?} {}: {r:?}",
+                common::diff::show_args(&a[..2])
+            );
+            vb_same(&mut mc, &mut rc, &format!("{flavor:?} default master"));
+        }
+        assert_eq!(mc.cmd(&["TYPE", "rb"]), simple("MBbloom--"));
+        assert_eq!(vb_check_seeds(&mut rc, &["rb"]), 5);
+        debug_reload(&mut mc);
+        debug_reload(&mut rc);
+        vb_same(
+            &mut mc,
+            &mut rc,
+            &format!("{flavor:?} default master, DEBUG RELOAD"),
+        );
+        let mut rc = full_resync(&mut mc, &mut replica);
+        vb_same(
+            &mut mc,
+            &mut rc,
+            &format!("{flavor:?} default master, full resync"),
+        );
+        no_errors_to_master(&replica, &format!("{flavor:?} default master"));
+
+        // The AOF replay after CONFIG SET bf.bloom-flavor.
+        let mut s = Server::builder(flavor, Module::Rsbloom)
+            .aof_fsync_always("no")
+            .uncompressed_rdb()
+            .start();
+        let mut c = s.conn();
+        config_set(&mut c, "bf.bloom-flavor", "valkey-bloom");
+        vb_script(&mut c, &blobs, &mut |c, args| c.cmd(args));
+        let before = snapshot(&mut c, true);
+        assert_eq!(before.len(), VB_KEYS);
+        s.restart(false);
+        let mut c = s.conn();
+        assert_eq!(flavour(&mut c), bulk("redisbloom"));
+        assert_same(
+            &before,
+            &snapshot(&mut c, true),
+            &format!("{flavor:?} AOF replay"),
+        );
+        assert_eq!(vb_check_seeds(&mut c, &[]), VB_KEYS);
+        // And from the rewrite (BF.LOAD of every key).
+        assert!(!c.cmd(&["BGREWRITEAOF"]).is_error());
+        common::info::wait_aof_rewrite(&mut c);
+        s.restart(false);
+        let mut c = s.conn();
+        assert_same(
+            &before,
+            &snapshot(&mut c, true),
+            &format!("{flavor:?} rewritten AOF"),
+        );
+        println!(
+            "{flavor:?}: all valkey-bloom replication checks {:.1}s",
+            t0.elapsed().as_secs_f64()
+        );
     }
 }
