@@ -203,6 +203,7 @@ impl Object {
         };
         let cap = last
             .checked_mul(i64::from(self.expansion))
+            .filter(|c| c.checked_add(self.capacity()).is_some())
             .ok_or(VbError::BadCapacity)?;
         let projected = self
             .size()
@@ -223,6 +224,7 @@ impl Object {
             items.iter().for_each(|i| each(self.contains(i.as_ref())));
             return;
         }
+        // One seed: the hash for sub-filter 0 serves all, no item is rehashed.
         let k = self.keys();
         crate::prefetch::pipelined(
             self,
@@ -254,6 +256,7 @@ impl Object {
             }
             return;
         }
+        // One seed (new sub-filters take sub-filter 0's): no item is rehashed.
         let k = self.keys();
         crate::prefetch::pipelined(
             self,

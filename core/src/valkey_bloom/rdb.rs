@@ -119,15 +119,21 @@ impl Object {
     }
 
     /// Whether Σ capacities and Σ num_items fit an i64 (and no count is
-    /// negative), so CARD and Capacity never wrap.
+    /// negative), so CARD and Capacity never wrap; also after an RDB reload,
+    /// which takes the older sub-filters' num_items as their capacity.
     pub(crate) fn sums_fit(&self) -> bool {
-        let sum = |field: fn(&SubFilter) -> i64| {
-            self.filters.iter().try_fold(0i64, |a, f| {
-                let v = field(f);
+        let last = self.filters.len().saturating_sub(1);
+        let fits = |field: &dyn Fn(usize, &SubFilter) -> i64| {
+            let mut all = self.filters.iter().enumerate();
+            all.try_fold(0i64, |a, (i, f)| {
+                let v = field(i, f);
                 (v >= 0).then(|| a.checked_add(v)).flatten()
             })
+            .is_some()
         };
-        sum(|f| f.capacity).is_some() && sum(|f| f.num_items).is_some()
+        fits(&|_, f| f.capacity)
+            && fits(&|_, f| f.num_items)
+            && fits(&|i, f| if i < last { f.capacity } else { f.num_items })
     }
 
     /// The digest sequence (§5.7), without the closing EndSequence:

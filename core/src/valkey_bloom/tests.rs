@@ -271,6 +271,10 @@ fn scale_out_errors_in_order() {
     o.filters[0].num_items = i64::MAX / 2 + 1;
     assert_eq!(o.add(b"new", None), Err(VbError::BadCapacity));
     assert_eq!(o.num_filters(), 1);
+    // C' fits, but Capacity (Σ) would not.
+    o.filters[0].capacity = i64::MAX / 2 - 1;
+    o.filters[0].num_items = i64::MAX / 2 - 1;
+    assert_eq!(o.add(b"new", None), Err(VbError::BadCapacity));
 }
 
 #[test]
@@ -517,6 +521,11 @@ fn load_blob_errors_of_5_4_and_8() {
         (capacity, -7, "capacity < 0"),
         (num_items, -1, "num_items < 0"),
         (capacity, i64::MAX, "Σ capacity overflows"),
+        (
+            num_items,
+            i64::MAX - 30,
+            "Σ num_items after an RDB reload overflows",
+        ),
     ] {
         assert_eq!(
             with(&|b| b[at..at + 8].copy_from_slice(&v.to_le_bytes())),
