@@ -38,13 +38,37 @@ fn pair(source: Flavor, target: Flavor) -> (Server, Server) {
 }
 
 /// The families each module serves, as key names: RedisBloom has no
-/// sliding-window type.
+/// sliding-window type and no valkey-bloom filters (`vbf`, type
+/// `bloomfltr`, which rsbloom serves in either Bloom flavour).
 fn families(m: Module) -> &'static [&'static str] {
-    const ALL: [&str; 6] = ["bf", "cf", "cms", "topk", "td", "apbf"];
+    const ALL: [&str; 7] = ["bf", "cf", "cms", "topk", "td", "apbf", "vbf"];
     match m {
         Module::Reference => &ALL[..5],
         _ => &ALL,
     }
+}
+
+/// A `BF.LOAD` blob (valkey-bloom's AOF form, COMPAT-VALKEY-BLOOM §5.4) of
+/// an empty valkey-bloom filter: capacity 100 at 1 %, expansion 2,
+/// tightening 0.5, one sub-filter of 120 bytes and 7 hashes, seed `seed`
+/// (marked random: any seed is valid then).
+fn vb_load_blob(seed: u8) -> Vec<u8> {
+    let mut filter = vec![1u8];
+    filter.extend_from_slice(&120u64.to_le_bytes());
+    filter.extend_from_slice(&7u32.to_le_bytes());
+    filter.extend((0..32).map(|i| seed ^ (i * 37)));
+    filter.extend_from_slice(&[0; 120]);
+    let mut b = vec![1u8];
+    b.extend_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(&0.01f64.to_le_bytes());
+    b.extend_from_slice(&0.5f64.to_le_bytes());
+    b.push(1);
+    b.extend_from_slice(&1u64.to_le_bytes());
+    b.extend_from_slice(&(filter.len() as u64).to_le_bytes());
+    b.extend_from_slice(&filter);
+    b.extend_from_slice(&0i64.to_le_bytes());
+    b.extend_from_slice(&100i64.to_le_bytes());
+    b
 }
 
 /// The family of a key that `fill` wrote.
@@ -90,6 +114,19 @@ fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
             keys.push(key);
         }
     }
+    if families(m).contains(&"vbf") {
+        // A valkey-bloom filter, whatever the source's bf.bloom-flavor.
+        let key = k("vbf");
+        let load = [
+            b"BF.LOAD".to_vec(),
+            key.clone().into_bytes(),
+            vb_load_blob(7),
+        ];
+        assert_eq!(c.cmd(&load), common::ok(), "BF.LOAD {key}");
+        let r = c.cmd(&["BF.MADD", key.as_str(), "a", "b", "c"]);
+        assert!(!r.is_error(), "BF.MADD {key}: {r:?}");
+        keys.push(key);
+    }
     keys
 }
 
@@ -104,7 +141,7 @@ fn body(c: &mut Conn, key: &str) -> Option<Vec<u8>> {
 /// A read of each family that the target's module must answer from the value.
 fn family_read(key: &str) -> Vec<&str> {
     match family_of(key) {
-        "bf" => vec!["BF.EXISTS", key, "b"],
+        "bf" | "vbf" => vec!["BF.EXISTS", key, "b"],
         "cf" => vec!["CF.COUNT", key, "a"],
         "cms" => vec!["CMS.QUERY", key, "a", "b", "z"],
         "topk" => vec!["TOPK.COUNT", key, "a"],
@@ -157,8 +194,10 @@ fn reference_loads(f: Flavor) -> bool {
 /// serves (rsbloom everywhere, RedisBloom where it loads), written on each
 /// source in its default configuration, copied to each target (the same).
 /// A cell counts the families verified on the target out of those both
-/// ends serve: six between rsbloom ends, five where RedisBloom is on either
-/// side (it has no sliding-window type: a RedisBloom source has no such
+/// ends serve: seven between rsbloom ends (valkey-bloom's Bloom type
+/// included: a default rsbloom serves it too, the key made by `BF.LOAD`),
+/// five where RedisBloom is on either side (it has neither the
+/// sliding-window type nor valkey-bloom's: a RedisBloom source has no such
 /// keys, and an rsbloom source's are skipped for a RedisBloom target, with
 /// the reason, nothing written).
 #[test]
@@ -217,10 +256,9 @@ fn every_family_moves_between_every_pair_of_servers() {
                 })
                 .count();
             let skipped_cleanly = report.skipped.len() == lacking.len()
-                && report
-                    .skipped
-                    .iter()
-                    .all(|(_, why)| why.starts_with("the target has no "))
+                && report.skipped.iter().all(|(_, why)| {
+                    why.starts_with("the target has no ") || why.starts_with(NOT_CONVERTED)
+                })
                 && lacking
                     .iter()
                     .all(|k| dst.conn().cmd(&["EXISTS", k.as_str()]).as_int() == 0);
@@ -615,4 +653,513 @@ fn command_line() {
     assert_eq!((code, out.as_str()), (2, ""));
     // Not an option.
     assert_eq!(run(dst.port, &["--bogus"]).0, 2);
+}
+
+// ---- valkey-bloom's Bloom filters (type `bloomfltr`) ----------------------
+//
+// rsbloom serves a second Bloom type beside RedisBloom's: valkey-bloom
+// 1.0.1's (shared COMPAT-VALKEY-BLOOM.md), created under `bf.bloom-flavor
+// valkey-bloom`. The tool copies it by DUMP/RESTORE like the families
+// without chunks, and never converts one Bloom type into the other.
+
+/// The skip reason for a Bloom filter whose type the target lacks (the
+/// text before the first colon, as the report groups it).
+const NOT_CONVERTED: &str =
+    "valkey-bloom and RedisBloom filters cannot be converted into each other \
+     (the items are not stored)";
+
+/// Valkey 9.1 and Redis 8.6, the servers these tests run on; `None` (said
+/// on stderr) when `RSBLOOM_SERVERS` leaves either out.
+fn valkey9_and_redis86() -> Option<(Flavor, Flavor)> {
+    let fl = all_flavors();
+    if fl.contains(&Flavor::Valkey9) && fl.contains(&Flavor::Redis86) {
+        Some((Flavor::Valkey9, Flavor::Redis86))
+    } else {
+        eprintln!("valkey-bloom copy tests need valkey9 and redis86 in RSBLOOM_SERVERS: skipped");
+        None
+    }
+}
+
+/// The valkey-bloom 1.0.1 oracle for Valkey ≥ 8.1, only ever run (a black
+/// box): `$RSBLOOM_VALKEY_BLOOM_ORACLE` (the file, or its directory), else
+/// `../shared/oracles/valkey-bloom/libvalkey_bloom.so` beside the
+/// repository. Absent (users' machines): `None`, and a loud notice that
+/// `what` is skipped.
+fn valkey_bloom_oracle(what: &str) -> Option<std::path::PathBuf> {
+    const FILE: &str = "libvalkey_bloom.so";
+    let path = match std::env::var_os("RSBLOOM_VALKEY_BLOOM_ORACLE").map(std::path::PathBuf::from) {
+        Some(p) if p.is_dir() => p.join(FILE),
+        Some(p) => p,
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/oracles/valkey-bloom")
+            .join(FILE),
+    };
+    if path.is_file() {
+        return Some(path);
+    }
+    eprintln!(
+        "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+         !!! valkey-bloom oracle NOT FOUND at {} (set RSBLOOM_VALKEY_BLOOM_ORACLE):\n\
+         !!! SKIPPING {what}\n\
+         !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n",
+        path.display()
+    );
+    None
+}
+
+/// A Valkey server running the valkey-bloom oracle at `path`.
+fn oracle_server(f: Flavor, path: &std::path::Path) -> Server {
+    Server::builder(f, Module::None)
+        .arg("--loadmodule")
+        .arg(path.to_str().expect("utf-8 path"))
+        .start()
+}
+
+/// rsbloom creating valkey-bloom filters (`bf.bloom-flavor valkey-bloom`).
+fn vb_rsbloom(f: Flavor) -> common::server::Builder {
+    Server::builder(f, Module::Rsbloom)
+        .module_arg("bloom-flavor")
+        .module_arg("valkey-bloom")
+}
+
+/// A valkey-bloom filter written by `fill_vb`: its key and the items added.
+struct VbKey {
+    key: String,
+    items: Vec<String>,
+}
+
+fn items(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}:{i}")).collect()
+}
+
+/// valkey-bloom filters of several shapes, `prefix`ed, with valkey-bloom's
+/// commands (rsbloom's valkey-bloom flavour or the oracle): default (random
+/// seed, auto-created, with a TTL), scaled to 3 sub-filters (fixed seed),
+/// non-scaling and full, seeded (`SEED`, `TIGHTENING`, `EXPANSION 4`), and
+/// with `large` a 10 MiB one (`BF.RESERVE 0.001 5600000`, 20,000 items).
+fn fill_vb(c: &mut Conn, prefix: &str, large: bool) -> Vec<VbKey> {
+    let k = |name: &str| format!("{prefix}{name}");
+    let mut out = Vec::new();
+    let run = |c: &mut Conn, args: Vec<String>| {
+        let r = c.cmd(&args);
+        assert!(!r.is_error(), "{:?}: {r:?}", &args[..args.len().min(8)]);
+    };
+    let key = k("vb:default");
+    let its = items("d", 7);
+    run(c, vec!["BF.ADD".into(), key.clone(), its[0].clone()]);
+    run(
+        c,
+        [vec!["BF.MADD".into(), key.clone()], its[1..].to_vec()].concat(),
+    );
+    run(c, vec!["PEXPIRE".into(), key.clone(), "600000".into()]);
+    out.push(VbKey { key, items: its });
+
+    let key = k("vb:scaled");
+    let its = items("s", 30);
+    run(
+        c,
+        ["BF.RESERVE", &key, "0.01", "5"].map(String::from).to_vec(),
+    );
+    run(
+        c,
+        [vec!["BF.MADD".into(), key.clone()], its.clone()].concat(),
+    );
+    out.push(VbKey { key, items: its });
+
+    let key = k("vb:nonscaling");
+    let its = items("n", 10);
+    run(
+        c,
+        ["BF.RESERVE", &key, "0.001", "10", "NONSCALING"]
+            .map(String::from)
+            .to_vec(),
+    );
+    run(
+        c,
+        [vec!["BF.MADD".into(), key.clone()], its.clone()].concat(),
+    );
+    out.push(VbKey { key, items: its });
+
+    let key = k("vb:seeded");
+    let its = items("t", 30);
+    let head = [
+        "BF.INSERT",
+        &key,
+        "CAPACITY",
+        "5",
+        "ERROR",
+        "0.05",
+        "TIGHTENING",
+        "0.3",
+        "EXPANSION",
+        "4",
+        "SEED",
+        "0123456789abcdefghijklmnopqrstuv",
+        "ITEMS",
+    ];
+    run(c, [head.map(String::from).to_vec(), its.clone()].concat());
+    out.push(VbKey { key, items: its });
+
+    if large {
+        let key = k("vb:large");
+        let its = items("l", 20_000);
+        run(
+            c,
+            ["BF.RESERVE", &key, "0.001", "5600000"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for batch in its.chunks(2000) {
+            run(
+                c,
+                [vec!["BF.MADD".into(), key.clone()], batch.to_vec()].concat(),
+            );
+        }
+        out.push(VbKey { key, items: its });
+    }
+    for v in &out {
+        assert_eq!(
+            c.cmd(&["TYPE", v.key.as_str()]),
+            Reply::Simple("bloomfltr".into()),
+            "{} is not a valkey-bloom filter",
+            v.key
+        );
+    }
+    out
+}
+
+/// BF.INFO without `Size`: it counts the sub-filter list's slots, which
+/// differ after some paths (BF.LOAD: COMPAT-VALKEY-BLOOM §5.4).
+fn info_but_size(c: &mut Conn, key: &str) -> Vec<Reply> {
+    let info = c.cmd(&["BF.INFO", key]);
+    assert!(!info.is_error(), "BF.INFO {key}: {info:?}");
+    let all = info.as_array();
+    let out: Vec<Reply> = all
+        .chunks(2)
+        .filter(|kv| {
+            kv[0] != Reply::Bulk(b"Size".to_vec()) && kv[0] != Reply::Simple("Size".into())
+        })
+        .flatten()
+        .cloned()
+        .collect();
+    // valkey-bloom's reply: 16 elements (scaling) or 12, Size among them.
+    assert!(
+        out.len() + 2 == all.len() && out.len() >= 10,
+        "BF.INFO {key}: {info:?}"
+    );
+    out
+}
+
+/// The decoded module fields of `key`'s DUMP (whatever the string encoding).
+fn vb_fields(c: &mut Conn, key: &str) -> Option<(u64, Vec<rsbloom_copy::payload::Prim>)> {
+    rsbloom_copy::payload::primitives(&body(c, key)?).ok()
+}
+
+/// Whether `v` on `dst` is the filter it is on `src`, read through the
+/// module: `bloomfltr` there, BF.INFO but Size and BF.CARD equal, every
+/// added item found, the answers for 500 items never added equal, the DUMP
+/// module fields equal, the TTL kept (as `same`). `Err`: what differs.
+fn same_vb(src: &mut Conn, dst: &mut Conn, v: &VbKey) -> Result<(), String> {
+    let key = v.key.as_str();
+    let check = |what: &str, a: Reply, b: Reply| {
+        if a == b {
+            Ok(())
+        } else {
+            Err(format!("{key}: {what}: source {a:?}, target {b:?}"))
+        }
+    };
+    check(
+        "TYPE",
+        Reply::Simple("bloomfltr".into()),
+        dst.cmd(&["TYPE", key]),
+    )?;
+    let (a, b) = (info_but_size(src, key), info_but_size(dst, key));
+    if a != b {
+        return Err(format!("{key}: BF.INFO: source {a:?}, target {b:?}"));
+    }
+    check(
+        "BF.CARD",
+        src.cmd(&["BF.CARD", key]),
+        dst.cmd(&["BF.CARD", key]),
+    )?;
+    let mexists = |c: &mut Conn, its: &[String]| {
+        let mut args = vec!["BF.MEXISTS".to_string(), key.to_string()];
+        args.extend_from_slice(its);
+        c.cmd(&args)
+    };
+    let added = mexists(dst, &v.items);
+    if added.as_array().iter().any(|r| r.as_int() != 1) {
+        return Err(format!("{key}: an added item is missing on the target"));
+    }
+    check("BF.MEXISTS (added)", mexists(src, &v.items), added)?;
+    let absent = items("absent", 500);
+    check(
+        "BF.MEXISTS (never added)",
+        mexists(src, &absent),
+        mexists(dst, &absent),
+    )?;
+    let (a, b) = (vb_fields(src, key), vb_fields(dst, key));
+    if a.is_none() || a != b {
+        return Err(format!("{key}: DUMP module fields differ"));
+    }
+    let ttl_kept = match src.cmd(&["PTTL", key]).as_int() {
+        -1 => dst.cmd(&["PTTL", key]).as_int() == -1,
+        t => (1..=t + 5000).contains(&dst.cmd(&["PTTL", key]).as_int()),
+    };
+    ttl_kept
+        .then_some(())
+        .ok_or_else(|| format!("{key}: TTL not kept"))
+}
+
+fn check_all_vb(src: &mut Conn, dst: &mut Conn, keys: &[VbKey], out: &str) {
+    for v in keys {
+        if let Err(e) = same_vb(src, dst, v) {
+            panic!("{e}\n{out}");
+        }
+    }
+}
+
+/// The bytes of the copied valkey-bloom filters.
+fn vb_copied(r: &Report) -> (u64, u64) {
+    r.copied
+        .get("valkey-bloom")
+        .map_or((0, 0), |c| (c.keys, c.bytes))
+}
+
+/// valkey-bloom filters made by rsbloom (valkey-bloom flavour) on Valkey
+/// 9.1 (RDB 80), copied to rsbloom on Redis 8.6 (RDB 12) and back to a
+/// fresh Valkey 9.1: the payload's footer is rewritten each way, the module
+/// value the same. The Redis 8.6 target runs rsbloom in its default
+/// (RedisBloom) flavour: it serves both types whatever the setting. The
+/// source saves uncompressed (the 10 MiB filter moves as a 10 MiB
+/// payload), the targets compress: the check compares decoded fields. A
+/// dry run lists the keys first; a re-run finds them identical.
+#[test]
+fn valkey_bloom_filters_between_valkey9_and_redis86() {
+    let Some((valkey, redis)) = valkey9_and_redis86() else {
+        return;
+    };
+    let src = vb_rsbloom(valkey).uncompressed_rdb().start();
+    let mut c = src.conn();
+    let keys = fill_vb(&mut c, "", true);
+    let n = keys.len() as u64;
+    let large = body(&mut c, "vb:large").unwrap().len();
+    assert!(
+        large > 10_000_000,
+        "the large filter DUMPs to {large} bytes"
+    );
+
+    let dst = Server::start(redis, Module::Rsbloom);
+    let mut d = dst.conn();
+    let (r, out) = copy(src.port, dst.port, |o| o.dry_run = true);
+    assert_eq!(
+        r.would_copy.get("valkey-bloom").map(|c| c.keys),
+        Some(n),
+        "{out}"
+    );
+    for v in &keys {
+        assert!(
+            out.contains(&format!("would copy {} (valkey-bloom, about ", v.key)),
+            "{out}"
+        );
+    }
+    assert_eq!(d.cmd(&["DBSIZE"]).as_int(), 0, "the dry run wrote: {out}");
+
+    let started = std::time::Instant::now();
+    let (r, out) = copy(src.port, dst.port, |_| {});
+    let secs = started.elapsed().as_secs_f64();
+    assert!(
+        r.ok() && vb_copied(&r).0 == n && r.skipped.is_empty(),
+        "{out}"
+    );
+    check_all_vb(&mut c, &mut d, &keys, &out);
+    println!(
+        "Valkey 9.1 -> Redis 8.6: {} valkey-bloom filters, {} payload bytes (the large one \
+         {large}), {secs:.2} s",
+        n,
+        vb_copied(&r).1
+    );
+    let (r, out) = copy(src.port, dst.port, |_| {});
+    assert_eq!(
+        (r.copied_keys(), r.identical.get("valkey-bloom")),
+        (0, Some(&n)),
+        "{out}"
+    );
+
+    let back = vb_rsbloom(valkey).start();
+    let mut b = back.conn();
+    let (r, out) = copy(dst.port, back.port, |_| {});
+    assert!(r.ok() && vb_copied(&r).0 == n, "{out}");
+    check_all_vb(&mut d, &mut b, &keys, &out);
+    check_all_vb(&mut c, &mut b, &keys, &out);
+    // The filters still work on each end: an add after the copy scales the same.
+    for conn in [&mut c, &mut d, &mut b] {
+        let r = conn.cmd(&["BF.MADD", "vb:scaled", "more:1", "more:2", "more:3"]);
+        assert!(!r.is_error(), "{r:?}");
+    }
+    assert_eq!(
+        info_but_size(&mut c, "vb:scaled"),
+        info_but_size(&mut b, "vb:scaled")
+    );
+    assert_eq!(
+        info_but_size(&mut c, "vb:scaled"),
+        info_but_size(&mut d, "vb:scaled")
+    );
+}
+
+/// Filters made by the real valkey-bloom 1.0.1 on Valkey 9.1 copied into
+/// rsbloom on Redis 8.6 (another RDB version) and on Valkey 9.1 (the same),
+/// verified there; then from rsbloom on Redis 8.6 into a fresh oracle
+/// server, which must load what rsbloom saved. Skipped, loudly, without
+/// the oracle.
+#[test]
+fn valkey_bloom_oracle_to_rsbloom_and_back() {
+    let Some((valkey, redis)) = valkey9_and_redis86() else {
+        return;
+    };
+    let Some(oracle) = valkey_bloom_oracle("copying from and to the valkey-bloom oracle") else {
+        return;
+    };
+    let src = oracle_server(valkey, &oracle);
+    let mut c = src.conn();
+    let keys = fill_vb(&mut c, "", true);
+    let n = keys.len() as u64;
+    let mut bytes = 0;
+    for (f, name) in [(redis, "Redis 8.6"), (valkey, "Valkey 9.1")] {
+        let dst = Server::start(f, Module::Rsbloom);
+        let mut d = dst.conn();
+        let (r, out) = copy(src.port, dst.port, |_| {});
+        assert!(
+            r.ok() && vb_copied(&r).0 == n && r.skipped.is_empty(),
+            "{name}: {out}"
+        );
+        check_all_vb(&mut c, &mut d, &keys, &out);
+        bytes = vb_copied(&r).1;
+        println!("valkey-bloom oracle -> rsbloom on {name}: {n} filters, {bytes} payload bytes");
+        if f == redis {
+            let back = oracle_server(valkey, &oracle);
+            let mut b = back.conn();
+            let (r, out) = copy(dst.port, back.port, |_| {});
+            assert!(r.ok() && vb_copied(&r).0 == n, "back to the oracle: {out}");
+            check_all_vb(&mut c, &mut b, &keys, &out);
+        }
+    }
+    assert!(bytes > 0);
+}
+
+/// Nothing is converted between the two Bloom types. A source holding
+/// both (rsbloom in its default flavour with a RedisBloom filter, and in
+/// its valkey-bloom flavour with valkey-bloom filters: one server serves
+/// both types) towards RedisBloom 2.8.2 — its valkey-bloom filters are
+/// skipped with the reason, nothing written, the RedisBloom filter copied —
+/// and towards the valkey-bloom oracle — the other way round, and the
+/// families it lacks (Cuckoo, …) skipped as before. Dry runs list the
+/// skipped keys with the reason; the reports count them.
+#[test]
+fn the_two_bloom_types_are_never_converted() {
+    let Some((valkey, _)) = valkey9_and_redis86() else {
+        return;
+    };
+    let src = vb_rsbloom(valkey).start();
+    let mut c = src.conn();
+    let vb = fill_vb(&mut c, "", false);
+    // RedisBloom's filters (and the other families), written through
+    // RESTORE from a default rsbloom: the valkey-bloom flavour creates
+    // only valkey-bloom filters.
+    let rb_src = Server::start(valkey, Module::Rsbloom);
+    let mut rc = rb_src.conn();
+    let rb = fill(&mut rc, "rb:", Module::Reference);
+    let (r, out) = copy(rb_src.port, src.port, |_| {});
+    assert!(r.ok() && r.copied_keys() == rb.len() as u64, "{out}");
+    assert_eq!(c.cmd(&["TYPE", "rb:bf"]), Reply::Simple("MBbloom--".into()));
+    let is_vb = |k: &[u8]| k.starts_with(b"vb:");
+
+    // Towards RedisBloom 2.8.2: the valkey-bloom filters are skipped.
+    if reference_loads(valkey) {
+        let old = Server::start(valkey, Module::Reference);
+        let mut d = old.conn();
+        let (r, out) = copy(src.port, old.port, |o| o.dry_run = true);
+        assert_eq!(r.skipped.len(), vb.len(), "{out}");
+        for v in &vb {
+            assert!(
+                out.contains(&format!(
+                    "skipped   {}: {NOT_CONVERTED}: the target has no bloomfltr",
+                    v.key
+                )),
+                "{out}"
+            );
+        }
+        assert_eq!(
+            r.would_copy.values().map(|c| c.keys).sum::<u64>(),
+            rb.len() as u64
+        );
+        let (r, out) = copy(src.port, old.port, |_| {});
+        assert!(r.ok() && r.copied_keys() == rb.len() as u64, "{out}");
+        assert_eq!(r.skipped.len(), vb.len(), "{out}");
+        assert!(
+            r.skipped
+                .iter()
+                .all(|(k, why)| is_vb(k) && why.starts_with(NOT_CONVERTED)),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("skipped: {} keys: {NOT_CONVERTED}\n", vb.len())),
+            "{out}"
+        );
+        for v in &vb {
+            assert_eq!(d.cmd(&["EXISTS", v.key.as_str()]).as_int(), 0, "{}", v.key);
+        }
+        for k in &rb {
+            assert!(same(&mut c, &mut d, k), "{k}\n{out}");
+        }
+        println!("to RedisBloom 2.8.2: {out}");
+    } else {
+        eprintln!(
+            "RedisBloom 2.8.2 does not load on {}: that part skipped",
+            valkey.name()
+        );
+    }
+
+    // Towards the valkey-bloom oracle: the RedisBloom filter is skipped.
+    let Some(oracle) = valkey_bloom_oracle("copying towards the valkey-bloom oracle") else {
+        return;
+    };
+    let vbt = oracle_server(valkey, &oracle);
+    let mut d = vbt.conn();
+    let (r, out) = copy(src.port, vbt.port, |o| o.dry_run = true);
+    assert!(
+        out.contains(&format!(
+            "skipped   rb:bf: {NOT_CONVERTED}: the target has no MBbloom--"
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        r.would_copy.get("valkey-bloom").map(|c| c.keys),
+        Some(vb.len() as u64),
+        "{out}"
+    );
+    let (r, out) = copy(src.port, vbt.port, |_| {});
+    assert!(r.ok() && vb_copied(&r).0 == vb.len() as u64, "{out}");
+    assert_eq!(r.copied_keys(), vb.len() as u64, "{out}");
+    check_all_vb(&mut c, &mut d, &vb, &out);
+    let why = |k: &str| {
+        r.skipped
+            .iter()
+            .find(|(key, _)| key == k.as_bytes())
+            .map(|(_, why)| why.clone())
+            .unwrap_or_default()
+    };
+    assert!(why("rb:bf").starts_with(NOT_CONVERTED), "{out}");
+    for k in rb.iter().filter(|k| family_of(k) != "bf") {
+        assert!(why(k).starts_with("the target has no "), "{k}: {out}");
+    }
+    assert_eq!(r.skipped.len(), rb.len(), "{out}");
+    assert!(
+        out.contains(&format!("skipped: 1 keys: {NOT_CONVERTED}\n")),
+        "{out}"
+    );
+    for k in &rb {
+        assert_eq!(d.cmd(&["EXISTS", k.as_str()]).as_int(), 0, "{k}");
+    }
+    println!("to the valkey-bloom oracle: {out}");
 }
