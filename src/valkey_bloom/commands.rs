@@ -233,13 +233,17 @@ fn write(
     if created {
         replicate_creation(ctx, name, obj, kept);
     } else if added > 0 {
-        if failure.is_none() {
+        if failure.is_none() && items_at == 2 {
             ctx.replicate_verbatim();
         } else {
-            // A replica skips the limits: it must not add what failed here
-            // (valkey-bloom replicates the whole command; §8).
-            let head = args.get(..items_at).unwrap_or_default();
-            ctx.replicate_as(&head.iter().chain(kept).collect::<Vec<_>>());
+            // As `BF.MADD key <the items that did not fail>`: a replica skips
+            // the limits, so it must not add what failed here (valkey-bloom
+            // replicates the whole command, §8); and BF.INSERT's options,
+            // ignored on an existing key, are read by the replica's own
+            // flavour, whose grammar may refuse them.
+            let mut madd: Vec<&[u8]> = vec![b"BF.MADD", name.as_ref()];
+            madd.extend(kept.iter().map(AsRef::as_ref));
+            ctx.replicate_bytes(&madd);
         }
     }
     if added > 0 {
