@@ -782,6 +782,18 @@ class VbMemory(Memory):
         return out
 
 
+class RandomSeeds(RB):
+    """An RB run with bf.bloom-use-random-seed yes, the default (the rows
+    above run with fixed seeds, so that both sides hold identical filters)."""
+
+    def run(self, s):
+        s.conn.call("CONFIG", "SET", "bf.bloom-use-random-seed", "yes")
+        try:
+            return super().run(s)
+        finally:
+            s.conn.call("CONFIG", "SET", "bf.bloom-use-random-seed", "no")
+
+
 def valkey_bloom_workloads(quick):
     n = request_counts(quick)
     big = "180 MB filter"
@@ -795,6 +807,10 @@ def valkey_bloom_workloads(quick):
            rand=1_000_000_000, scale=BATCH),
         RB("BF.MEXISTS x100, " + big, ["BF.MEXISTS", "vbbig"] + rand_items(BATCH, "q"), n(15_000), 4,
            rand=1_000_000_000, scale=BATCH),
+        RandomSeeds("BF.ADD, %s, bf.bloom-use-random-seed yes" % big, ["BF.ADD", "vbbig", "r__rand_int__"],
+                    n(400_000), 64, rand=1_000_000_000),
+        RandomSeeds("BF.MADD x100, %s, bf.bloom-use-random-seed yes" % big, ["BF.MADD", "vbbig"]
+                    + rand_items(BATCH, "r"), n(15_000), 4, rand=1_000_000_000, scale=BATCH),
         # Cache-resident: 100k capacity at 1 %, 50k items; 5 % of checks present.
         RB("BF.EXISTS, " + small, ["BF.EXISTS", "vbsmall", "__rand_int__"], n(500_000), 64,
            setup=[("BF.RESERVE", "vbsmall", "0.01", "100000"), fill_present("vbsmall", 50_000)]),
