@@ -17,6 +17,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod differential;
+mod moves;
 mod vb;
 mod vector;
 mod vectors;
