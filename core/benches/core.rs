@@ -185,7 +185,7 @@ fn cuckoo(c: &mut Criterion) {
 fn valkey_bloom(c: &mut Criterion) {
     let mut g = c.benchmark_group("valkey_bloom");
     let create = Create {
-        capacity: 10_425_000,
+        capacity: 10_433_000,
         fp_rate: 0.01,
         tightening: 0.5,
         expansion: 2,
