@@ -26,7 +26,7 @@
 //! `RSBLOOM_DIFF_OPS` (default 20 000), `RSBLOOM_DIFF_SEED`,
 //! `RSBLOOM_DIFF_SELF=1` (oracle against oracle: checks the machinery).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -34,7 +34,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::common::diff::{show_args, show_reply};
 use crate::common::dump::{parse, Prim};
-use crate::common::{Conn, Flavor, Module, Reply, Server};
+use crate::common::{wait, Conn, Flavor, Module, Reply, Server};
 use crate::vb;
 
 type Args = Vec<Vec<u8>>;
@@ -652,8 +652,18 @@ fn full_check(rs: &mut Side, or: &mut Side, g: &mut Gen, t: &mut Tally) {
             }
         }
     }
-    let ia = vb_info(&mut rs.c2);
-    let ib = vb_info(&mut or.c2);
+    // A value leaves the metrics when it is freed, which for a large one
+    // happens later in the server's lazy-free thread (§1.4): poll a moment.
+    let mut last = (String::new(), String::new());
+    let _ = wait::poll("equal bf_bloom_core_metrics", Duration::from_secs(5), Duration::from_millis(10), || {
+        last = (vb_info(&mut rs.c2), vb_info(&mut or.c2));
+        if last.0 == last.1 {
+            Ok(())
+        } else {
+            Err(String::new())
+        }
+    });
+    let (ia, ib) = last;
     t.compare("INFO bf_bloom_core_metrics", None, &Reply::Bulk(ia.into_bytes()), &Reply::Bulk(ib.into_bytes()));
     if g.blobs.len() >= 24 {
         // Keep the pool fresh.
