@@ -5,8 +5,9 @@
 //! keyword forms), BF.RESERVE and BF.INSERT with every option and odd numbers
 //! (`+10`, `010`, `.5`, `inf`, `1e-310`, …), wrong arities, keys of other
 //! types, missing keys, CONFIG SET of the seven configs (valid and invalid),
-//! BF.LOAD of blobs built from one side's DUMP (exact and damaged), DEL; and
-//! every `CHECK_EVERY` commands the key lists, TYPE, BF.INFO, DUMP and
+//! BF.LOAD of blobs built from one side's DUMP (exact and damaged), DEL; the
+//! keyspace notifications of each batch (`bloom.add`, `bloom.reserve` and
+//! the server's own), compared as one sequence; and every `CHECK_EVERY` commands the key lists, TYPE, BF.INFO, DUMP and
 //! DEBUG DIGEST-VALUE of every key and INFO's `bf_bloom_core_metrics`.
 //!
 //! Creations are never random: both servers run with
@@ -540,6 +541,8 @@ struct Side {
     _server: Server,
     c2: Conn,
     c3: Conn,
+    /// Subscribed to every keyspace and keyevent notification.
+    sub: Conn,
 }
 
 impl Side {
@@ -550,17 +553,38 @@ impl Side {
             .arg("no")
             .arg("--bf.bloom-memory-usage-limit")
             .arg(BASE_LIMIT)
+            .arg("--notify-keyspace-events")
+            .arg("KEA")
             .uncompressed_rdb()
             .start();
         let (c2, c3) = (server.conn(), server.conn3());
+        let mut sub = server.conn();
+        let r = sub.cmd(&["PSUBSCRIBE", "__key*@0__:*"]);
+        assert_eq!(r.as_array().len(), 3, "PSUBSCRIBE: {r:?}");
         let mut side = Side {
             _server: server,
             c2,
             c3,
+            sub,
         };
         side.c2.cmd(&["SET", "str", "v"]);
         side.c2.cmd(&["RPUSH", "lst", "a"]);
         side
+    }
+    /// The notifications published since the last call, in order: the
+    /// server publishes while it runs each command, so a PING sent after the
+    /// replies were read is answered after all of them.
+    fn events(&mut self) -> Vec<Reply> {
+        self.sub.send(&["PING"]);
+        let pong = Reply::Array(vec![Reply::Bulk(b"pong".to_vec()), Reply::Bulk(Vec::new())]);
+        let mut out = Vec::new();
+        loop {
+            let r = self.sub.read();
+            if r == pong {
+                return out;
+            }
+            out.push(r);
+        }
     }
     fn conn(&mut self, resp3: bool) -> &mut Conn {
         if resp3 {
@@ -580,6 +604,9 @@ struct Tally {
     mismatches: Vec<String>,
     checks: usize,
     errors: usize,
+    /// Keyspace notifications compared, and how many were bloom.add/reserve.
+    events: usize,
+    bloom_events: usize,
     /// Outcomes seen (command name → reply kind or error text), printed
     /// with RSBLOOM_DIFF_COVERAGE=1.
     outcomes: std::collections::BTreeMap<String, usize>,
@@ -744,6 +771,13 @@ fn differential_against_the_oracle() {
                 }
             }
         }
+        let (ea, eb) = (rs.events(), or.events());
+        t.events += eb.len();
+        t.bloom_events += eb
+            .iter()
+            .filter(|e| matches!(e.as_array().get(3), Some(Reply::Bulk(m)) if m.starts_with(b"bloom.")))
+            .count();
+        t.compare("keyspace events of the batch", None, &Reply::Array(ea), &Reply::Array(eb));
         sent += batch.len();
         if trace {
             eprintln!("  < {}", show_reply(&ra[0]));
@@ -764,13 +798,15 @@ fn differential_against_the_oracle() {
     }
     eprintln!(
         "valkey-bloom differential (seed {seed}): {} commands compared ({} RESP2, {} RESP3 stream commands; {} full checks), \
-         {} identical ({} of them errors), {} mismatches, {:.1} s",
+         {} identical ({} of them errors; {} keyspace notifications compared in batches, {} of them bloom.*), {} mismatches, {:.1} s",
         t.compared,
         t.resp2,
         t.resp3,
         t.checks,
         t.identical,
         t.errors,
+        t.events,
+        t.bloom_events,
         t.mismatches.len(),
         start.elapsed().as_secs_f64()
     );
@@ -782,6 +818,7 @@ fn differential_against_the_oracle() {
     for m in t.mismatches.iter().take(MAX_PRINTED) {
         eprintln!("  MISMATCH {m}");
     }
+    assert!(t.bloom_events > 0, "no bloom.* notification seen");
     assert!(
         t.mismatches.is_empty(),
         "{} mismatches (seed {seed}; rerun with RSBLOOM_DIFF_SEED={seed})",
