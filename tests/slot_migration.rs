@@ -1,10 +1,12 @@
 //! Atomic slot migration of keys of all five families — Bloom and Cuckoo
 //! filters (small ones, scaled chains and filters of more than 16 MiB),
-//! Count-Min Sketches, Top-K and T-Digests (small and large) — while a client
-//! keeps writing to them, on both servers that have it: Valkey ≥ 9
-//! (`CLUSTER MIGRATESLOTS` on the source) and Redis ≥ 8.4 (`CLUSTER
-//! MIGRATION IMPORT` on the target). One test body drives both through
-//! [`Migration`].
+//! Count-Min Sketches, Top-K and T-Digests (small and large) — and of
+//! valkey-bloom's Bloom filters (`bloomfltr`: random seeds, a scaled one, a
+//! non-scaling one that fills up under the writer, an explicitly seeded
+//! one, one of 20 MB) while a client keeps writing to them, on both servers
+//! that have it: Valkey ≥ 9 (`CLUSTER MIGRATESLOTS` on the source) and
+//! Redis ≥ 8.4 (`CLUSTER MIGRATION IMPORT` on the target). One test body
+//! drives both through [`Migration`].
 //!
 //! On a real 3+3 cluster: a first migration is held before its hand-over
 //! (Valkey: DEBUG SLOTMIGRATION PREVENT-PAUSE; Redis: an ASM fail point) and
@@ -24,6 +26,9 @@
 //! Keys are created and written through redis-rs's cluster client, which
 //! follows the slots to their new owner; the standalone replay goes through
 //! redis-rs too, so that replies compare as the same client sees them.
+//! valkey-bloom filters are created while every node's `bf.bloom-flavor` is
+//! `valkey-bloom` (then `redisbloom` again); the replay makes each with its
+//! seed read from the source's DUMP, in the form a creation replicates as.
 mod common;
 use common::client::{self, query, try_query};
 use common::cluster::{keyslot, redirects, Cluster};
@@ -45,7 +50,7 @@ const MIGRATED: u16 = 2048;
 /// Writes before the migration starts, and after it completed.
 const WRITES_AROUND: usize = 300;
 
-/// The five families, by their `INFO bf` name (`bf_<name>_keys`).
+/// The five families, and valkey-bloom's Bloom filters (`bloomfltr`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Bloom,
@@ -53,25 +58,37 @@ enum Kind {
     Cms,
     Topk,
     Tdigest,
+    ValkeyBloom,
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [
+    const ALL: [Kind; 6] = [
         Kind::Bloom,
         Kind::Cuckoo,
         Kind::Cms,
         Kind::Topk,
         Kind::Tdigest,
+        Kind::ValkeyBloom,
     ];
 
-    fn info_name(self) -> &'static str {
-        match self {
+    /// The `INFO bf` fields of its live values and their bytes:
+    /// `bf_<name>_keys`, `bf_<name>_memory` (section `bf_stats`), for
+    /// valkey-bloom's those of its own section, `bf_bloom_core_metrics`.
+    fn info_fields(self) -> (String, String) {
+        let name = match self {
             Kind::Bloom => "bloom",
             Kind::Cuckoo => "cuckoo",
             Kind::Cms => "cms",
             Kind::Topk => "topk",
             Kind::Tdigest => "tdigest",
-        }
+            Kind::ValkeyBloom => {
+                return (
+                    "bf_bloom_num_objects".into(),
+                    "bf_bloom_total_memory_bytes".into(),
+                )
+            }
+        };
+        (format!("bf_{name}_keys"), format!("bf_{name}_memory"))
     }
 }
 
@@ -202,9 +219,18 @@ fn small(tags: &[String]) -> Vec<Filter> {
     out
 }
 
+/// The seed of the explicitly seeded valkey-bloom filter (32 bytes).
+const VB_SEED: &str = "rsbloom:slot-migration:seed/0001";
+
+/// valkey-bloom 1.0.1's fixed seed (`bf.bloom-use-random-seed no`).
+const VB_FIXED_SEED: [u8; 32] = [
+    0x59, 0x0f, 0xf5, 0x22, 0xea, 0x78, 0x11, 0xda, 0xa7, 0x14, 0xd8, 0x09, 0x3b, 0x3e, 0x7b, 0xd9,
+    0x1d, 0x89, 0x8a, 0x73, 0x3e, 0x98, 0x88, 0x87, 0x30, 0x7f, 0x97, 0xcd, 0x28, 0x07, 0x33, 0x83,
+];
+
 /// [`small`] plus scaled chains, large keys of every family (two filters of
-/// more than 16 MiB), and (last) the key CF.COMPACT writes to; `tags` has
-/// at least three.
+/// more than 16 MiB), valkey-bloom filters, and (last) the key CF.COMPACT
+/// writes to; `tags` has at least four.
 fn filters(tags: &[String]) -> Vec<Filter> {
     let mut out = small(tags);
     let k = |t: usize, suffix: &str| format!("{}:{suffix}", tags[t]);
@@ -287,6 +313,43 @@ fn filters(tags: &[String]) -> Vec<Filter> {
         &["TDIGEST.CREATE", "COMPRESSION", "5000"],
         fill,
     ));
+    // valkey-bloom's (made while the flavour is valkey-bloom): random seeds
+    // but the third; a chain that scales four times, a non-scaling filter
+    // the writer fills up (then its adds fail: the items before the error
+    // replicate), one seeded and made with items by BF.INSERT in
+    // valkey-bloom's grammar, and one of 20 MB.
+    let key = k(0, "vb-chain");
+    let fill = chunked(&["BF.MADD"], &key, 3000, 500);
+    out.push(Filter::new(
+        Kind::ValkeyBloom,
+        key,
+        &["BF.RESERVE", "0.01", "100", "EXPANSION", "2"],
+        fill,
+    ));
+    let key = k(2, "vb-full");
+    let fill = vec![with(sargs(&["BF.MADD", &key]), items(&key, 0, 40))];
+    out.push(Filter::new(
+        Kind::ValkeyBloom,
+        key,
+        &["BF.RESERVE", "0.001", "50", "NONSCALING"],
+        fill,
+    ));
+    let key = k(3, "vb-seeded");
+    let fill = chunked(&["BF.INSERT", "NOCREATE", "ITEMS"], &key, 400, 200);
+    let create = format!(
+        "BF.INSERT SEED {VB_SEED} CAPACITY 200 ERROR 0.005 TIGHTENING 0.6 EXPANSION 3 \
+         ITEMS first second"
+    );
+    let create: Vec<&str> = create.split(' ').collect();
+    out.push(Filter::new(Kind::ValkeyBloom, key, &create, fill));
+    let key = k(1, "vb-big");
+    let fill = vec![with(sargs(&["BF.MADD", &key]), items(&key, 0, 2000))];
+    out.push(Filter::new(
+        Kind::ValkeyBloom,
+        key,
+        &["BF.RESERVE", "0.001", "11000000"],
+        fill,
+    ));
     let key = k(2, "cf-compact");
     let fill = vec![with(
         sargs(&["CF.INSERT", &key, "ITEMS"]),
@@ -321,11 +384,16 @@ fn draw(rng: &mut SmallRng, f: &Filter, n: usize, compact_key: &str, deleted: &m
             _ => with(sargs(&["CF.ADD", k]), vec![fresh()]),
         };
     }
+    // valkey-bloom's filters take the same writes (their own type answers).
     match (f.kind, rng.gen_range(0..4)) {
-        (Kind::Bloom, 0) => with(sargs(&["BF.ADD", k]), vec![fresh()]),
-        (Kind::Bloom, 1) => with(sargs(&["BF.MADD", k]), vec![fresh(), old(rng)]),
-        (Kind::Bloom, 2) => with(sargs(&["BF.INSERT", k, "NOCREATE", "ITEMS"]), vec![fresh()]),
-        (Kind::Bloom, _) => with(sargs(&["BF.ADD", k]), vec![old(rng)]),
+        (Kind::Bloom | Kind::ValkeyBloom, 0) => with(sargs(&["BF.ADD", k]), vec![fresh()]),
+        (Kind::Bloom | Kind::ValkeyBloom, 1) => {
+            with(sargs(&["BF.MADD", k]), vec![fresh(), old(rng)])
+        }
+        (Kind::Bloom | Kind::ValkeyBloom, 2) => {
+            with(sargs(&["BF.INSERT", k, "NOCREATE", "ITEMS"]), vec![fresh()])
+        }
+        (Kind::Bloom | Kind::ValkeyBloom, _) => with(sargs(&["BF.ADD", k]), vec![old(rng)]),
         (Kind::Cuckoo, 0) => with(sargs(&["CF.ADD", k]), vec![fresh()]),
         (Kind::Cuckoo, 1) => with(sargs(&["CF.ADDNX", k]), vec![fresh()]),
         (Kind::Cuckoo, 2) => with(sargs(&["CF.DEL", k]), vec![old(rng)]),
@@ -459,24 +527,30 @@ impl Migration {
     }
 }
 
-fn bf_info(c: &mut Conn, field: &str) -> i64 {
-    info::field(c, "bf", field).parse().expect("number")
-}
-
-/// Live values per family on a node, in [`Kind::ALL`] order.
-fn counts(c: &mut Conn) -> Vec<i64> {
+/// Per kind, in [`Kind::ALL`] order, the number in `INFO bf` field `pick`
+/// of [`Kind::info_fields`].
+fn bf_info(c: &mut Conn, pick: fn((String, String)) -> String) -> Vec<i64> {
+    let text = info::text(c, "bf");
     Kind::ALL
         .iter()
-        .map(|k| bf_info(c, &format!("bf_{}_keys", k.info_name())))
+        .map(|k| {
+            let field = pick(k.info_fields());
+            info::find(&text, &field)
+                .unwrap_or_else(|| panic!("{field} in {text}"))
+                .parse()
+                .expect("number")
+        })
         .collect()
+}
+
+/// Live values per kind on a node, in [`Kind::ALL`] order.
+fn counts(c: &mut Conn) -> Vec<i64> {
+    bf_info(c, |(keys, _)| keys)
 }
 
 /// Bytes of all values on a node.
 fn bytes(c: &mut Conn) -> i64 {
-    Kind::ALL
-        .iter()
-        .map(|k| bf_info(c, &format!("bf_{}_memory", k.info_name())))
-        .sum()
+    bf_info(c, |(_, memory)| memory).iter().sum()
 }
 
 fn count_of(fs: &[Filter]) -> Vec<i64> {
@@ -517,6 +591,84 @@ fn only(
 ) -> BTreeMap<Vec<u8>, KeySnap> {
     snap.retain(|k, _| keep.iter().any(|f| f.key.as_bytes() == k) && k != skip.as_bytes());
     snap
+}
+
+/// Sets `bf.bloom-flavor` (the flavour of new Bloom filters) on every node.
+fn set_flavour(ports: &[u16], flavour: &str) {
+    for &p in ports {
+        let mut c = Conn::connect(p).expect("connect");
+        let r = c.cmd(&["CONFIG", "SET", "bf.bloom-flavor", flavour]);
+        assert_eq!(r, ok(), "{p}: CONFIG SET bf.bloom-flavor {flavour}");
+    }
+}
+
+/// `steps` between CONFIG SET bf.bloom-flavor valkey-bloom and back, for
+/// the replay on a standalone server of the default flavour.
+fn vb_flavoured(steps: Vec<Step>) -> Vec<Step> {
+    let set = |f: &str| -> Step {
+        (
+            sargs(&["CONFIG", "SET", "bf.bloom-flavor", f]),
+            Some(Ok(Value::Okay)),
+        )
+    };
+    let mut out = vec![set("valkey-bloom")];
+    out.extend(steps);
+    out.push(set("redisbloom"));
+    out
+}
+
+/// The creation of the valkey-bloom filter `key` as a client can send it,
+/// read from its DUMP on `c` (the node that holds it): `BF.INSERT key
+/// CAPACITY c ERROR e TIGHTENING t SEED s EXPANSION x|NONSCALING`, the form
+/// a creation replicates as (docs/valkey-bloom.md §6), and its seed. `new`:
+/// the filter must be as made, one sub-filter without items.
+fn vb_creation(c: &mut Conn, key: &str, new: bool) -> (Args, Vec<u8>) {
+    use common::dump::Prim;
+    // The DUMP with raw strings, for common::dump::parse.
+    let was = c.cmd(&["CONFIG", "GET", "rdbcompression"]).as_array()[1].clone();
+    assert_eq!(c.cmd(&["CONFIG", "SET", "rdbcompression", "no"]), ok());
+    let payload = c.cmd(&["DUMP", key]);
+    let r = c.cmd(&[&b"CONFIG"[..], b"SET", b"rdbcompression", was.as_bytes()]);
+    assert_eq!(r, ok());
+    let (_, prims) = common::dump::parse(payload.as_bytes());
+    // Sub-filters, expansion, fp, tightening, random flag; per sub-filter
+    // its capacity, (the newest's) items and blob (its seed at 13..45).
+    let (filters, expansion, fp, tightening, random, capacity, items, blob) = match prims.as_slice()
+    {
+        [Prim::U(n), Prim::U(x), Prim::D(fp), Prim::D(t), Prim::U(r), Prim::U(cap), rest @ ..] => {
+            let (items, blob) = match rest {
+                [Prim::U(i), Prim::S(b), ..] => (*i, b),
+                [Prim::S(b), ..] => (0, b),
+                _ => panic!("{key}: {:?}", &prims[..6]),
+            };
+            (*n, *x, *fp, *t, *r, *cap, items, blob)
+        }
+        _ => panic!("{key}: not a bloomfltr value"),
+    };
+    if new {
+        assert_eq!((filters, items), (1, 0), "{key}: not new");
+    }
+    let seed = blob[13..45].to_vec();
+    assert_eq!(
+        random,
+        u64::from(seed != VB_FIXED_SEED),
+        "{key}: random flag"
+    );
+    let mut cmd = sargs(&["BF.INSERT", key]);
+    for (name, value) in [
+        ("CAPACITY", capacity.to_string()),
+        ("ERROR", fp.to_string()),
+        ("TIGHTENING", tightening.to_string()),
+    ] {
+        cmd.extend(sargs(&[name, &value]));
+    }
+    cmd.extend([b"SEED".to_vec(), seed.clone()]);
+    if expansion == 0 {
+        cmd.push(b"NONSCALING".to_vec());
+    } else {
+        cmd.extend(sargs(&["EXPANSION", &expansion.to_string()]));
+    }
+    (cmd, seed)
 }
 
 /// Counts lines of the module's migration log in a server log.
@@ -649,13 +801,42 @@ fn migration_test(flavor: Flavor, kind: SlotMigration) {
     let client = cluster.client();
     let mut c = client.get_connection().expect("cluster connection");
     let mut log: Vec<Step> = Vec::new();
-    for f in set.iter().chain(&bystanders) {
+    let valkey_bloom = |f: &&Filter| f.kind == Kind::ValkeyBloom;
+    for f in set.iter().chain(&bystanders).filter(|f| !valkey_bloom(f)) {
         for cmd in std::iter::once(&f.create).chain(&f.fill) {
             let r = answer(&mut c, cmd);
             assert!(r.is_ok(), "{}: {r:?}", show(cmd));
             if set.iter().any(|s| s.key == f.key) {
                 log.push((cmd.clone(), Some(r)));
             }
+        }
+    }
+    // valkey-bloom's filters, made under its flavour on every node; the
+    // replay makes each with the seed it got (or, given one, as it was made).
+    set_flavour(&ports, "valkey-bloom");
+    let mut seeds = Vec::new();
+    for f in set.iter().filter(valkey_bloom) {
+        let r = answer(&mut c, &f.create);
+        assert!(r.is_ok(), "{}: {r:?}", show(&f.create));
+        assert_eq!(src.cmd(&["TYPE", &f.key]), simple("bloomfltr"), "{}", f.key);
+        let given = f.create.iter().any(|a| a == b"SEED");
+        let (made, seed) = vb_creation(&mut src, &f.key, !given);
+        if given {
+            assert_eq!(seed, VB_SEED.as_bytes(), "{}: the given seed", f.key);
+            log.extend(vb_flavoured(vec![(f.create.clone(), Some(r))]));
+        } else {
+            assert_ne!(seed, VB_FIXED_SEED, "{}: a random seed", f.key);
+            assert!(!seeds.contains(&seed), "{}: a seed seen before", f.key);
+            seeds.push(seed);
+            log.extend(vb_flavoured(vec![(made, Some(Ok(Value::Array(vec![]))))]));
+        }
+    }
+    set_flavour(&ports, "redisbloom");
+    for f in set.iter().filter(valkey_bloom) {
+        for cmd in &f.fill {
+            let r = answer(&mut c, cmd);
+            assert!(r.is_ok(), "{}: {r:?}", show(cmd));
+            log.push((cmd.clone(), Some(r)));
         }
     }
     // Compressed now (a read does that), the digests stay as they are when
@@ -742,6 +923,17 @@ fn migration_test(flavor: Flavor, kind: SlotMigration) {
         .count();
     let moved = redirects(&[source]).moved - moved_before;
     assert!(moved > 0, "the writer was redirected to the new owner");
+    // The non-scaling valkey-bloom filter filled up: later adds failed.
+    let full = set
+        .iter()
+        .find(|f| f.key.ends_with(":vb-full"))
+        .expect("vb-full");
+    let refused = written
+        .iter()
+        .filter(|(a, _, _)| a[1] == full.key.as_bytes())
+        .filter(|(_, r, _)| matches!(r, Err(e) if e.contains("non scaling filter is full")))
+        .count();
+    assert!(refused > 0, "{}: no add refused", full.key);
 
     // ---- The same commands on a standalone server: same replies, same keys.
     let at_fork = written
@@ -775,6 +967,10 @@ fn migration_test(flavor: Flavor, kind: SlotMigration) {
     }
     let on_target = snapshot(&mut dst, true);
     assert_eq!(on_target.len(), set.len(), "keys on the target");
+    for f in set.iter().filter(valkey_bloom) {
+        let kind = &on_target[f.key.as_bytes()].kind;
+        assert_eq!(kind, "bloomfltr", "{} on the target", f.key);
+    }
     let moved_bytes = bytes(&mut dst);
     assert_same(
         &only(snapshot(&mut m, true), &set, &compact_key),
@@ -816,9 +1012,10 @@ fn migration_test(flavor: Flavor, kind: SlotMigration) {
         n.check_log();
     }
     eprintln!(
-        "{flavor:?}: migrated {} keys ({:?} Bloom, Cuckoo, CMS, Top-K, T-Digest; source \
-         {moving} bytes with bystanders at the start, target {moved_bytes} bytes after) in \
-         {took:?} with {during} writes during the migration ({} commands in all); test took {:?}",
+        "{flavor:?}: migrated {} keys ({:?} Bloom, Cuckoo, CMS, Top-K, T-Digest, \
+         valkey-bloom; source {moving} bytes with bystanders at the start, target \
+         {moved_bytes} bytes after) in {took:?} with {during} writes during the migration \
+         ({} commands in all, {refused} refused by the full valkey-bloom filter); test took {:?}",
         set.len(),
         want,
         log.len(),
