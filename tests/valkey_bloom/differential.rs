@@ -48,9 +48,8 @@ const MAX_PRINTED: usize = 15;
 const BASE_LIMIT: &str = "4000000";
 
 pub const FIXED_SEED: [u8; 32] = [
-    0x59, 0x0f, 0xf5, 0x22, 0xea, 0x78, 0x11, 0xda, 0xa7, 0x14, 0xd8, 0x09, 0x3b, 0x3e, 0x7b,
-    0xd9, 0x1d, 0x89, 0x8a, 0x73, 0x3e, 0x98, 0x88, 0x87, 0x30, 0x7f, 0x97, 0xcd, 0x28, 0x07,
-    0x33, 0x83,
+    0x59, 0x0f, 0xf5, 0x22, 0xea, 0x78, 0x11, 0xda, 0xa7, 0x14, 0xd8, 0x09, 0x3b, 0x3e, 0x7b, 0xd9,
+    0x1d, 0x89, 0x8a, 0x73, 0x3e, 0x98, 0x88, 0x87, 0x30, 0x7f, 0x97, 0xcd, 0x28, 0x07, 0x33, 0x83,
 ];
 
 const KEYS: [&str; 8] = ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "{k}7"];
@@ -101,26 +100,103 @@ fn keyword(r: &mut SmallRng, kw: &str) -> Vec<u8> {
 }
 
 const ERROR_RATES: &[&str] = &[
-    "0.01", "0.01", "0.001", "0.1", "0.5", ".5", "+0.1", "1e-2", "1E-3", "5.", "0.999999",
-    "0.3", "1e-310", "5e-324", "1e-300", "0", "1", "-0.1", "inf", "nan", "NaN", "infinity",
-    "abc", "", "0x1p-3", " 0.1", "0.1 ", "1e-400", "2", "0.0000001",
+    "0.01",
+    "0.01",
+    "0.001",
+    "0.1",
+    "0.5",
+    ".5",
+    "+0.1",
+    "1e-2",
+    "1E-3",
+    "5.",
+    "0.999999",
+    "0.3",
+    "1e-310",
+    "5e-324",
+    "1e-300",
+    "0",
+    "1",
+    "-0.1",
+    "inf",
+    "nan",
+    "NaN",
+    "infinity",
+    "abc",
+    "",
+    "0x1p-3",
+    " 0.1",
+    "0.1 ",
+    "1e-400",
+    "2",
+    "0.0000001",
 ];
 const CAPACITIES: &[&str] = &[
-    "1", "2", "3", "5", "5", "10", "10", "20", "50", "100", "+10", "010", "00", "-0", "0", "-1",
-    "abc", "1.5", "1e3", "", "+", "90000000000000000", "9223372036854775808",
-    "1000000000000", "18446744073709551616", " 5",
+    "1",
+    "2",
+    "3",
+    "5",
+    "5",
+    "10",
+    "10",
+    "20",
+    "50",
+    "100",
+    "+10",
+    "010",
+    "00",
+    "-0",
+    "0",
+    "-1",
+    "abc",
+    "1.5",
+    "1e3",
+    "",
+    "+",
+    "90000000000000000",
+    "9223372036854775808",
+    "1000000000000",
+    "18446744073709551616",
+    " 5",
 ];
 const EXPANSIONS: &[&str] = &[
-    "1", "2", "2", "3", "4", "+2", "02", "10", "1000", "4294967295", "4294967296", "0", "-1",
-    "abc", "2.0", "", "-0",
+    "1",
+    "2",
+    "2",
+    "3",
+    "4",
+    "+2",
+    "02",
+    "10",
+    "1000",
+    "4294967295",
+    "4294967296",
+    "0",
+    "-1",
+    "abc",
+    "2.0",
+    "",
+    "-0",
 ];
 const TIGHTENINGS: &[&str] = &[
     "0.5", "0.3", ".9", "0.99", "1e-3", "0.999999", "0", "1", "-0.5", "abc", "nan", "inf",
     "1e-310", "+0.5",
 ];
 const SCALETO: &[&str] = &[
-    "1", "10", "100", "102", "103", "1000", "1000000", "100000000000000", "0", "-1", "abc",
-    "+5", "010", "9223372036854775807",
+    "1",
+    "10",
+    "100",
+    "102",
+    "103",
+    "1000",
+    "1000000",
+    "100000000000000",
+    "0",
+    "-1",
+    "abc",
+    "+5",
+    "010",
+    "9223372036854775807",
 ];
 const INFO_FIELDS: &[&str] = &[
     "CAPACITY",
@@ -133,7 +209,14 @@ const INFO_FIELDS: &[&str] = &[
     "MAXSCALEDCAPACITY",
 ];
 const BAD_FIELDS: &[&str] = &[
-    "foo", "", "CAPACITYX", "ITEM", "EXPANSIONS", "size ", "Error rate", "capacity\0",
+    "foo",
+    "",
+    "CAPACITYX",
+    "ITEM",
+    "EXPANSIONS",
+    "size ",
+    "Error rate",
+    "capacity\0",
 ];
 
 /// The seven configs with values to set (valid and not); `BASE` first.
@@ -141,13 +224,36 @@ const CONFIGS: &[(&str, &[&str])] = &[
     (
         "bloom-capacity",
         &[
-            "100", "1", "5", "20", "+5", " 5", "1e3", "1k", "0", "-1", "abc", "",
-            "90000000000000000", "9223372036854775808",
+            "100",
+            "1",
+            "5",
+            "20",
+            "+5",
+            " 5",
+            "1e3",
+            "1k",
+            "0",
+            "-1",
+            "abc",
+            "",
+            "90000000000000000",
+            "9223372036854775808",
         ],
     ),
     (
         "bloom-expansion",
-        &["2", "0", "1", "4", "4294967295", "4294967296", "-1", "x", "+2", "02"],
+        &[
+            "2",
+            "0",
+            "1",
+            "4",
+            "4294967295",
+            "4294967296",
+            "-1",
+            "x",
+            "+2",
+            "02",
+        ],
     ),
     (
         "bloom-fp-rate",
@@ -158,14 +264,28 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ),
     (
         "bloom-tightening-ratio",
-        &["0.5", "0.3", ".9", "1e-3", "0", "1", "x", "nan", "1e-300", "-0.5"],
+        &[
+            "0.5", "0.3", ".9", "1e-3", "0", "1", "x", "nan", "1e-300", "-0.5",
+        ],
     ),
-    ("bloom-use-random-seed", &["no", "NO", "No", "maybe", "1", "", "0"]),
+    (
+        "bloom-use-random-seed",
+        &["no", "NO", "No", "maybe", "1", "", "0"],
+    ),
     ("bloom-defrag-enabled", &["yes", "no", "YES", "nope", "1"]),
     (
         "bloom-memory-usage-limit",
         &[
-            BASE_LIMIT, "100000", "384", "383", "481", "0", "-1", "abc", "1e3", "134217728",
+            BASE_LIMIT,
+            "100000",
+            "384",
+            "383",
+            "481",
+            "0",
+            "-1",
+            "abc",
+            "1e3",
+            "134217728",
             "9223372036854775808",
         ],
     ),
@@ -334,7 +454,10 @@ impl Gen {
                 a.push(keyword(&mut self.r, "EXPANSION"));
                 a.push(self.expansion());
             }
-            10 => a.push(s(pick(&mut self.r, &["EXPANSION", "FOO", "NONSCALINGX", "2"]))),
+            10 => a.push(s(pick(
+                &mut self.r,
+                &["EXPANSION", "FOO", "NONSCALINGX", "2"],
+            ))),
             _ => {
                 a.push(keyword(&mut self.r, "NONSCALING"));
                 a.push(s("x"));
@@ -351,11 +474,19 @@ impl Gen {
             match self.r.gen_range(0..9) {
                 0 => {
                     a.push(keyword(&mut self.r, "ERROR"));
-                    a.push(if bad { s(pick(&mut self.r, ERROR_RATES)) } else { self.error_rate() });
+                    a.push(if bad {
+                        s(pick(&mut self.r, ERROR_RATES))
+                    } else {
+                        self.error_rate()
+                    });
                 }
                 1 => {
                     a.push(keyword(&mut self.r, "CAPACITY"));
-                    a.push(if bad { s(pick(&mut self.r, CAPACITIES)) } else { self.capacity() });
+                    a.push(if bad {
+                        s(pick(&mut self.r, CAPACITIES))
+                    } else {
+                        self.capacity()
+                    });
                 }
                 2 => {
                     a.push(keyword(&mut self.r, "EXPANSION"));
@@ -417,7 +548,15 @@ impl Gen {
             a = vec![s("BF.INSERT"), s("k1")];
             a.push(s(pick(
                 &mut self.r,
-                &["CAPACITY", "ERROR", "EXPANSION", "TIGHTENING", "SEED", "VALIDATESCALETO", "ITEMS"],
+                &[
+                    "CAPACITY",
+                    "ERROR",
+                    "EXPANSION",
+                    "TIGHTENING",
+                    "SEED",
+                    "VALIDATESCALETO",
+                    "ITEMS",
+                ],
             )));
         }
         a
@@ -462,7 +601,8 @@ impl Gen {
                 // the sub-filters it decoded from its INFO metrics (which
                 // wrap below 0) although nothing was stored; rsbloom leaves
                 // them alone (a defect of the oracle, not in the spec).
-                let first = 30 + 8 + u64::from_le_bytes(blob[30..38].try_into().unwrap()) as usize + 16;
+                let first =
+                    30 + 8 + u64::from_le_bytes(blob[30..38].try_into().unwrap()) as usize + 16;
                 blob.truncate(self.r.gen_range(1..first.min(blob.len())));
             }
             7 => blob[0] = 2,
@@ -615,11 +755,15 @@ struct Tally {
 impl Tally {
     fn compare(&mut self, what: &str, args: Option<&Args>, a: &Reply, b: &Reply) {
         self.compared += 1;
-        let name = args.map_or(what.to_string(), |a| String::from_utf8_lossy(&a[0]).to_uppercase());
+        let name = args.map_or(what.to_string(), |a| {
+            String::from_utf8_lossy(&a[0]).to_uppercase()
+        });
         let kind = match b {
             Reply::Error(e) => e.chars().take(70).collect(),
             Reply::Array(x) => match x.last() {
-                Some(Reply::Error(e)) => format!("array ending in {}", e.chars().take(50).collect::<String>()),
+                Some(Reply::Error(e)) => {
+                    format!("array ending in {}", e.chars().take(50).collect::<String>())
+                }
                 _ => "array".into(),
             },
             Reply::Simple(_) => "simple".into(),
@@ -630,7 +774,10 @@ impl Tally {
             Reply::Double(_) => "double".into(),
             other => format!("{other:?}"),
         };
-        *self.outcomes.entry(format!("{name:12} {kind}")).or_default() += 1;
+        *self
+            .outcomes
+            .entry(format!("{name:12} {kind}"))
+            .or_default() += 1;
         if a == b {
             self.identical += 1;
             if a.is_error() {
@@ -669,7 +816,10 @@ fn full_check(rs: &mut Side, or: &mut Side, g: &mut Gen, t: &mut Tally) {
             t.compare("check", Some(&cmd), &a, &b);
             if cmd[0] == b"DUMP" {
                 if let Reply::Bulk(d) = &b {
-                    if d.first() == Some(&7) && g.blobs.len() < 24 && !OTHER_TYPES.iter().any(|o| o.as_bytes() == k.as_slice()) {
+                    if d.first() == Some(&7)
+                        && g.blobs.len() < 24
+                        && !OTHER_TYPES.iter().any(|o| o.as_bytes() == k.as_slice())
+                    {
                         let blob = blob_from_dump(d);
                         if !g.blobs.contains(&blob) {
                             g.blobs.push(blob);
@@ -682,16 +832,26 @@ fn full_check(rs: &mut Side, or: &mut Side, g: &mut Gen, t: &mut Tally) {
     // A value leaves the metrics when it is freed, which for a large one
     // happens later in the server's lazy-free thread (§1.4): poll a moment.
     let mut last = (String::new(), String::new());
-    let _ = wait::poll("equal bf_bloom_core_metrics", Duration::from_secs(5), Duration::from_millis(10), || {
-        last = (vb_info(&mut rs.c2), vb_info(&mut or.c2));
-        if last.0 == last.1 {
-            Ok(())
-        } else {
-            Err(String::new())
-        }
-    });
+    let _ = wait::poll(
+        "equal bf_bloom_core_metrics",
+        Duration::from_secs(5),
+        Duration::from_millis(10),
+        || {
+            last = (vb_info(&mut rs.c2), vb_info(&mut or.c2));
+            if last.0 == last.1 {
+                Ok(())
+            } else {
+                Err(String::new())
+            }
+        },
+    );
     let (ia, ib) = last;
-    t.compare("INFO bf_bloom_core_metrics", None, &Reply::Bulk(ia.into_bytes()), &Reply::Bulk(ib.into_bytes()));
+    t.compare(
+        "INFO bf_bloom_core_metrics",
+        None,
+        &Reply::Bulk(ia.into_bytes()),
+        &Reply::Bulk(ib.into_bytes()),
+    );
     if g.blobs.len() >= 24 {
         // Keep the pool fresh.
         let i = g.r.gen_range(0..g.blobs.len());
@@ -705,9 +865,11 @@ fn vb_info(c: &mut Conn) -> String {
 }
 
 fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.trim().parse().unwrap_or_else(|_| panic!("{name} must be an integer")))
+    std::env::var(name).ok().map(|v| {
+        v.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be an integer"))
+    })
 }
 
 #[test]
@@ -775,9 +937,16 @@ fn differential_against_the_oracle() {
         t.events += eb.len();
         t.bloom_events += eb
             .iter()
-            .filter(|e| matches!(e.as_array().get(3), Some(Reply::Bulk(m)) if m.starts_with(b"bloom.")))
+            .filter(
+                |e| matches!(e.as_array().get(3), Some(Reply::Bulk(m)) if m.starts_with(b"bloom.")),
+            )
             .count();
-        t.compare("keyspace events of the batch", None, &Reply::Array(ea), &Reply::Array(eb));
+        t.compare(
+            "keyspace events of the batch",
+            None,
+            &Reply::Array(ea),
+            &Reply::Array(eb),
+        );
         sent += batch.len();
         if trace {
             eprintln!("  < {}", show_reply(&ra[0]));

@@ -64,7 +64,11 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Probe items: everything the data set adds and as many never added.
 fn probes() -> Vec<Vec<u8>> {
-    let mut p: Vec<String> = vector::load("1-default").items().iter().map(|s| s.to_string()).collect();
+    let mut p: Vec<String> = vector::load("1-default")
+        .items()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     for i in 0..32 {
         p.push(format!("s:{i}"));
         p.push(format!("t:{i}"));
@@ -92,26 +96,70 @@ fn fill(s: &Server) {
             assert_eq!(&c.cmd(cmd), want, "filling: {}", cmd.join(" "));
         }
     }
-    let items = |p: &str, n: usize| -> Vec<Vec<u8>> { (0..n).map(|i| format!("{p}{i}").into_bytes()).collect() };
+    let items = |p: &str, n: usize| -> Vec<Vec<u8>> {
+        (0..n).map(|i| format!("{p}{i}").into_bytes()).collect()
+    };
     let mut cmd = |args: Vec<Vec<u8>>| {
         let r = c.cmd(&args);
-        assert!(!r.is_error(), "filling: {} → {r:?}", String::from_utf8_lossy(&args[0]));
+        assert!(
+            !r.is_error(),
+            "filling: {} → {r:?}",
+            String::from_utf8_lossy(&args[0])
+        );
     };
     let b = |x: &str| x.as_bytes().to_vec();
-    let mut a = vec![b("BF.INSERT"), b("m:tight"), b("CAPACITY"), b("3"), b("ERROR"), b("0.2")];
-    a.extend([b("TIGHTENING"), b("0.3"), b("EXPANSION"), b("3"), b("SEED"), FIXED_SEED.to_vec(), b("ITEMS")]);
+    let mut a = vec![
+        b("BF.INSERT"),
+        b("m:tight"),
+        b("CAPACITY"),
+        b("3"),
+        b("ERROR"),
+        b("0.2"),
+    ];
+    a.extend([
+        b("TIGHTENING"),
+        b("0.3"),
+        b("EXPANSION"),
+        b("3"),
+        b("SEED"),
+        FIXED_SEED.to_vec(),
+        b("ITEMS"),
+    ]);
     a.extend(items("m", 30));
     cmd(a);
-    let mut a = vec![b("BF.INSERT"), b("m:x1"), b("CAPACITY"), b("1"), b("EXPANSION"), b("1")];
+    let mut a = vec![
+        b("BF.INSERT"),
+        b("m:x1"),
+        b("CAPACITY"),
+        b("1"),
+        b("EXPANSION"),
+        b("1"),
+    ];
     a.extend([b("SEED"), b("0123456789abcdefghijklmnopqrstuv"), b("ITEMS")]);
     a.extend(items("m", 11));
     cmd(a);
     cmd(vec![b("BF.RESERVE"), b("m:empty"), b("0.05"), b("7")]);
-    cmd(vec![b("BF.RESERVE"), b("m:ns"), b("0.1"), b("4"), b("NONSCALING")]);
+    cmd(vec![
+        b("BF.RESERVE"),
+        b("m:ns"),
+        b("0.1"),
+        b("4"),
+        b("NONSCALING"),
+    ]);
     cmd([vec![b("BF.MADD"), b("m:ns")], items("m", 4)].concat());
     cmd(vec![b("BF.ADD"), b("m:ns"), b("m0")]);
-    cmd(vec![b("BF.MADD"), vec![0xff, 0, b'k'], Vec::new(), vec![0, 255, 1], b("ü")]);
-    cmd(vec![b("BF.LOAD"), b("m:loaded"), vector::load("4-seeded").blob]);
+    cmd(vec![
+        b("BF.MADD"),
+        vec![0xff, 0, b'k'],
+        Vec::new(),
+        vec![0, 255, 1],
+        b("ü"),
+    ]);
+    cmd(vec![
+        b("BF.LOAD"),
+        b("m:loaded"),
+        vector::load("4-seeded").blob,
+    ]);
     cmd(vec![b("SET"), b("plain"), b("v")]);
 }
 
@@ -139,18 +187,28 @@ fn compare(
     source: &[(Vec<u8>, State)],
     unlike_writer: Option<&[u8]>,
 ) {
-    let names = |x: &[(Vec<u8>, State)]| x.iter().map(|(k, _)| String::from_utf8_lossy(k).into_owned()).collect::<Vec<_>>();
+    let names = |x: &[(Vec<u8>, State)]| {
+        x.iter()
+            .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(names(dest), names(source), "{what}: keys");
     assert_eq!(names(control), names(source), "{what}: keys of the control");
     for (((k, d), (_, c)), (_, s)) in dest.iter().zip(control).zip(source) {
         let exempt = unlike_writer == Some(k.as_slice());
         let k = String::from_utf8_lossy(k);
-        assert_eq!(d, c, "{what}: key {k} differs from the control (the writer's module loading the same data)");
+        assert_eq!(
+            d, c,
+            "{what}: key {k} differs from the control (the writer's module loading the same data)"
+        );
         if exempt {
             continue;
         }
         assert_eq!(d.card, s.card, "{what}: key {k} BF.CARD vs the writer");
-        assert_eq!(d.exists, s.exists, "{what}: key {k} BF.MEXISTS vs the writer");
+        assert_eq!(
+            d.exists, s.exists,
+            "{what}: key {k} BF.MEXISTS vs the writer"
+        );
         assert_eq!(d.dump, s.dump, "{what}: key {k} DUMP vs the writer");
     }
 }
@@ -167,14 +225,23 @@ fn moves(from: Module) {
 
     // The AOF of the commands as propagated (before any rewrite).
     let propagated = tempfile::tempdir().unwrap();
-    copy_dir(&src.dir().join("appendonlydir"), &propagated.path().join("appendonlydir"));
+    copy_dir(
+        &src.dir().join("appendonlydir"),
+        &propagated.path().join("appendonlydir"),
+    );
     // After BGREWRITEAOF: BF.LOAD records.
     assert!(!c.cmd(&["BGREWRITEAOF"]).is_error());
     info::wait_aof_rewrite(&mut c);
     let base = String::from_utf8_lossy(&src.base_aof()).into_owned();
-    assert!(base.contains("BF.LOAD"), "{dir}: the rewritten AOF has BF.LOAD records");
+    assert!(
+        base.contains("BF.LOAD"),
+        "{dir}: the rewritten AOF has BF.LOAD records"
+    );
     let rewritten = tempfile::tempdir().unwrap();
-    copy_dir(&src.dir().join("appendonlydir"), &rewritten.path().join("appendonlydir"));
+    copy_dir(
+        &src.dir().join("appendonlydir"),
+        &rewritten.path().join("appendonlydir"),
+    );
     // DUMP payloads.
     let dumps: Vec<(Vec<u8>, Vec<u8>)> = vb::keys(&mut c)
         .into_iter()
@@ -187,20 +254,34 @@ fn moves(from: Module) {
     drop(c);
     src.stop(true);
     let rdb_control = tempfile::tempdir().unwrap();
-    std::fs::copy(src.dir().join("dump.rdb"), rdb_control.path().join("dump.rdb")).unwrap();
+    std::fs::copy(
+        src.dir().join("dump.rdb"),
+        rdb_control.path().join("dump.rdb"),
+    )
+    .unwrap();
 
     {
         let d = start(to, Some(src.dir()), false);
         let k = start(from, Some(rdb_control.path()), false);
-        compare(&format!("RDB {dir}"), &snapshot(&d), &snapshot(&k), &source, None);
+        compare(
+            &format!("RDB {dir}"),
+            &snapshot(&d),
+            &snapshot(&k),
+            &source,
+            None,
+        );
     }
-    for (how, aof) in [("AOF rewrite (BF.LOAD)", &rewritten), ("AOF of the propagated commands", &propagated)] {
+    for (how, aof) in [
+        ("AOF rewrite (BF.LOAD)", &rewritten),
+        ("AOF of the propagated commands", &propagated),
+    ] {
         let control = tempfile::tempdir().unwrap();
         copy_dir(aof.path(), control.path());
         let d = start(to, Some(aof.path()), true);
         let k = start(from, Some(control.path()), true);
         let (sd, sk) = (snapshot(&d), snapshot(&k));
-        let unlike = (from == Module::ValkeyBloom && how.contains("propagated")).then_some(b"m:loaded".as_slice());
+        let unlike = (from == Module::ValkeyBloom && how.contains("propagated"))
+            .then_some(b"m:loaded".as_slice());
         compare(&format!("{how} {dir}"), &sd, &sk, &source, unlike);
     }
     {
@@ -213,21 +294,34 @@ fn moves(from: Module) {
                 assert_eq!(r, ok(), "{dir}: RESTORE {}", String::from_utf8_lossy(key));
             }
         }
-        compare(&format!("DUMP/RESTORE {dir}"), &snapshot(&d), &snapshot(&k), &source, None);
+        compare(
+            &format!("DUMP/RESTORE {dir}"),
+            &snapshot(&d),
+            &snapshot(&k),
+            &source,
+            None,
+        );
         // And the full BF.INFO as on the writer (RESTORE grows the list as
         // the commands did; not for the BF.LOAD-made key, whose list was exact).
         for ((k, st), (_, s)) in snapshot(&d).iter().zip(&source) {
             if k == b"m:loaded" {
                 continue;
             }
-            assert_eq!(st, s, "DUMP/RESTORE {dir}: key {} vs the writer", String::from_utf8_lossy(k));
+            assert_eq!(
+                st,
+                s,
+                "DUMP/RESTORE {dir}: key {} vs the writer",
+                String::from_utf8_lossy(k)
+            );
         }
     }
 }
 
 #[test]
 fn moves_oracle_to_rsbloom() {
-    if vb::valkey9().is_none() || !vb::have_oracle(Flavor::Valkey9, "the moves from valkey-bloom to rsbloom") {
+    if vb::valkey9().is_none()
+        || !vb::have_oracle(Flavor::Valkey9, "the moves from valkey-bloom to rsbloom")
+    {
         return;
     }
     moves(Module::ValkeyBloom);
@@ -235,7 +329,9 @@ fn moves_oracle_to_rsbloom() {
 
 #[test]
 fn moves_rsbloom_to_oracle() {
-    if vb::valkey9().is_none() || !vb::have_oracle(Flavor::Valkey9, "the moves from rsbloom to valkey-bloom") {
+    if vb::valkey9().is_none()
+        || !vb::have_oracle(Flavor::Valkey9, "the moves from rsbloom to valkey-bloom")
+    {
         return;
     }
     moves(Module::Rsbloom);

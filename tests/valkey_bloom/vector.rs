@@ -115,7 +115,7 @@ pub fn unescape(s: &str) -> Vec<u8> {
 }
 
 pub fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex length");
+    assert!(s.len().is_multiple_of(2), "odd hex length");
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
@@ -223,12 +223,10 @@ fn parse(name: &str, text: &str) -> Vector {
                     v.fields.push((field, parse_wire(&unescape(r))));
                 }
             }
-            "exists" => {
-                if line.starts_with("  ") {
-                    let mut it = line.split_whitespace();
-                    let (item, e) = (it.next().unwrap(), it.next().unwrap());
-                    v.exists.push((item.to_string(), e.parse().unwrap()));
-                }
+            "exists" if line.starts_with("  ") => {
+                let mut it = line.split_whitespace();
+                let (item, e) = (it.next().unwrap(), it.next().unwrap());
+                v.exists.push((item.to_string(), e.parse().unwrap()));
             }
             "other" => {
                 if let Some(r) = line.strip_prefix(&format!("DEBUG DIGEST-VALUE {} -> ", v.key)) {
