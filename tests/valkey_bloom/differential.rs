@@ -5,7 +5,8 @@
 //! keyword forms), BF.RESERVE and BF.INSERT with every option and odd numbers
 //! (`+10`, `010`, `.5`, `inf`, `1e-310`, …), wrong arities, keys of other
 //! types, missing keys, CONFIG SET of the seven configs (valid and invalid),
-//! BF.LOAD of blobs built from one side's DUMP (exact and damaged), DEL; the
+//! BF.LOAD of blobs built from one side's DUMP (exact and damaged), RESTORE of
+//! its genuine DUMPs (with and without REPLACE), COPY, DEL; the
 //! keyspace notifications of each batch (`bloom.add`, `bloom.reserve` and
 //! the server's own), compared as one sequence; and every `CHECK_EVERY` commands the key lists, TYPE, BF.INFO, DUMP and
 //! DEBUG DIGEST-VALUE of every key and INFO's `bf_bloom_core_metrics`.
@@ -15,6 +16,8 @@
 //! `no`), SEED is given or FIXED_SEED used. Inputs where rsbloom departs on
 //! purpose (COMPAT-VALKEY-BLOOM.md §8, "instead" column: BF.LOAD blobs with
 //! n = 0, capacities ≤ 0, huge k or a fixed-seed flag with another seed;
+//! RESTORE of values whose error rate is at most MIN_POSITIVE, which
+//! valkey-bloom cannot load back;
 //! memory limits that let a crash-sized allocation through; RESTORE of
 //! malformed payloads) are not generated; nothing else is allowlisted.
 //! Nor are capacities near 2^63 − 1: with a small error rate (≤ 4.6e-4) the
@@ -297,6 +300,8 @@ struct Gen {
     seeds: Vec<Vec<u8>>,
     /// BF.LOAD blobs built from DUMPs of one side.
     blobs: Vec<Vec<u8>>,
+    /// DUMP payloads of one side, for RESTORE.
+    dumps: Vec<Vec<u8>>,
 }
 
 impl Gen {
@@ -317,6 +322,7 @@ impl Gen {
             items,
             seeds,
             blobs: Vec::new(),
+            dumps: Vec::new(),
         }
     }
 
@@ -359,7 +365,7 @@ impl Gen {
 
     /// The next command, or a short sequence that must stay together.
     fn next(&mut self) -> Vec<Args> {
-        let w = self.r.gen_range(0..100);
+        let w = self.r.gen_range(0..108);
         let one = |a: Args| vec![a];
         match w {
             0..=13 => {
@@ -397,6 +403,15 @@ impl Gen {
                     s(pick(&mut self.r, &KEYS))
                 };
                 one(vec![s("DEL"), k])
+            }
+            100..=103 => one(self.restore()),
+            104..=107 => {
+                let (src, dst) = (self.key(), self.bloom_target());
+                let mut a = vec![s("COPY"), src, dst];
+                if self.r.gen_bool(0.5) {
+                    a.push(s("REPLACE"));
+                }
+                one(a)
             }
             _ => {
                 // Fill a key past its capacity: scale-outs and full filters.
@@ -579,6 +594,29 @@ impl Gen {
             out.push(vec![s("CONFIG"), s("GET"), n]);
         }
         out
+    }
+
+    /// A key for RESTORE and COPY targets (never the keys of other types).
+    fn bloom_target(&mut self) -> Vec<u8> {
+        if self.r.gen_bool(0.5) {
+            format!("R{}", self.r.gen_range(0..4)).into_bytes()
+        } else {
+            s(pick(&mut self.r, &KEYS))
+        }
+    }
+
+    /// RESTORE of a genuine DUMP of the oracle's, to an existing or a new key.
+    fn restore(&mut self) -> Args {
+        let key = self.bloom_target();
+        let payload = match self.dumps.choose(&mut self.r) {
+            Some(p) => p.clone(),
+            None => return vec![s("RESTORE"), key, s("0"), s("x")],
+        };
+        let mut a = vec![s("RESTORE"), key, s("0"), payload];
+        if self.r.gen_bool(0.5) {
+            a.push(s("REPLACE"));
+        }
+        a
     }
 
     /// BF.LOAD of a blob built from a DUMP, exact or damaged in ways both
@@ -821,8 +859,16 @@ fn full_check(rs: &mut Side, or: &mut Side, g: &mut Gen, t: &mut Tally) {
                         && !OTHER_TYPES.iter().any(|o| o.as_bytes() == k.as_slice())
                     {
                         let blob = blob_from_dump(d);
+                        let fp = f64::from_le_bytes(blob[5..13].try_into().unwrap());
                         if !g.blobs.contains(&blob) {
                             g.blobs.push(blob);
+                        }
+                        // Not a value whose first rate is at most
+                        // MIN_POSITIVE (e.g. `BF.RESERVE k 1e-310 10`): §8,
+                        // rsbloom restores it where valkey-bloom answers
+                        // `ERR Bad data format`.
+                        if fp > f64::MIN_POSITIVE && !g.dumps.contains(d) {
+                            g.dumps.push(d.clone());
                         }
                     }
                 }
@@ -852,6 +898,10 @@ fn full_check(rs: &mut Side, or: &mut Side, g: &mut Gen, t: &mut Tally) {
         &Reply::Bulk(ia.into_bytes()),
         &Reply::Bulk(ib.into_bytes()),
     );
+    if g.dumps.len() >= 24 {
+        let i = g.r.gen_range(0..g.dumps.len());
+        g.dumps.swap_remove(i);
+    }
     if g.blobs.len() >= 24 {
         // Keep the pool fresh.
         let i = g.r.gen_range(0..g.blobs.len());
