@@ -24,6 +24,8 @@ pub struct Vector {
     pub random_seed: bool,
     /// Each command (split on spaces) with its recorded RESP2 reply.
     pub commands: Vec<(Vec<String>, Reply)>,
+    /// The commands valkey-bloom propagated to replicas and the AOF.
+    pub propagated: Vec<Vec<Vec<u8>>>,
     /// The whole DUMP payload (Valkey 9.1, RDB version 80).
     pub dump: Vec<u8>,
     /// The blob of `BF.LOAD key blob` in an AOF rewrite.
@@ -133,6 +135,26 @@ fn is_hex_line(l: &str) -> bool {
     }
 }
 
+/// A propagated command as recorded: words split on spaces, and
+/// `<32 raw bytes, hex …>` for a binary argument.
+fn propagated(line: &str) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('<') {
+            let (inner, after) = r.split_once('>').expect("closing >");
+            let h = inner.rsplit("hex ").next().unwrap();
+            out.push(hex(h.trim()));
+            rest = after.trim_start();
+        } else {
+            let (w, after) = rest.split_once(' ').unwrap_or((rest, ""));
+            out.push(w.as_bytes().to_vec());
+            rest = after.trim_start();
+        }
+    }
+    out
+}
+
 pub fn load(name: &str) -> Vector {
     let path = data_dir().join(format!("{name}.txt"));
     let text = std::fs::read_to_string(&path)
@@ -150,6 +172,7 @@ fn parse(name: &str, text: &str) -> Vector {
         key: String::new(),
         random_seed: name.starts_with("1-"),
         commands: Vec::new(),
+        propagated: Vec::new(),
         dump: Vec::new(),
         blob: Vec::new(),
         info2: Reply::Nil,
@@ -174,6 +197,8 @@ fn parse(name: &str, text: &str) -> Vector {
         if let Some(h) = line.strip_prefix("## ") {
             section = if h.starts_with("Commands") {
                 "commands"
+            } else if h.starts_with("Propagated") {
+                "propagated"
             } else if h.starts_with("DUMP") {
                 "dump"
             } else if h.starts_with("AOF rewrite") {
@@ -201,6 +226,7 @@ fn parse(name: &str, text: &str) -> Vector {
                     v.commands.push((cmd, parse_wire(&unescape(r))));
                 }
             }
+            "propagated" if line.starts_with("  ") => v.propagated.push(propagated(line.trim())),
             "dump" | "blob" => {
                 let (hexs, partial) = if section == "dump" {
                     (&mut dump_hex, &mut dump_partial)
