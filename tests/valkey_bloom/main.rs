@@ -18,6 +18,7 @@
 mod common;
 
 mod differential;
+mod files;
 mod moves;
 mod vb;
 mod vector;

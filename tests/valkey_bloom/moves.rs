@@ -50,7 +50,7 @@ fn start(module: Module, dir: Option<&Path>, aof: bool) -> Server {
     b.start()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {
         let p = e.path();
@@ -63,7 +63,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Probe items: everything the data set adds and as many never added.
-fn probes() -> Vec<Vec<u8>> {
+pub fn probes() -> Vec<Vec<u8>> {
     let mut p: Vec<String> = vector::load("1-default")
         .items()
         .iter()
@@ -89,7 +89,7 @@ fn probes() -> Vec<Vec<u8>> {
 /// random seed), more shapes (tightening, expansion 1 with many sub-filters,
 /// empty, full non-scaling, binary key and items, a BF.LOAD-made key), and
 /// a string beside them.
-fn fill(s: &Server) {
+pub fn fill(s: &Server) {
     let mut c = s.conn();
     for v in vector::all() {
         for (cmd, want) in &v.commands {
@@ -164,7 +164,7 @@ fn fill(s: &Server) {
 }
 
 /// Every key's state (non-Bloom keys: their DUMP only).
-fn snapshot(s: &Server) -> Vec<(Vec<u8>, State)> {
+pub fn snapshot(s: &Server) -> Vec<(Vec<u8>, State)> {
     let (mut c2, mut c3) = (s.conn(), s.conn3());
     let probes = probes();
     vb::keys(&mut c2)

@@ -109,3 +109,29 @@ pub fn keys(c: &mut Conn) -> Vec<Vec<u8>> {
     out.sort();
     out
 }
+
+/// The RESP bytes of a reply (RESP2 `$-1` for `Nil`).
+pub fn wire(r: &Reply) -> Vec<u8> {
+    let mut out = Vec::new();
+    match r {
+        Reply::Simple(s) => out.extend(format!("+{s}\r\n").bytes()),
+        Reply::Error(s) => out.extend(format!("-{s}\r\n").bytes()),
+        Reply::Int(i) => out.extend(format!(":{i}\r\n").bytes()),
+        Reply::Bulk(b) => {
+            out.extend(format!("${}\r\n", b.len()).bytes());
+            out.extend_from_slice(b);
+            out.extend_from_slice(b"\r\n");
+        }
+        Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
+        Reply::Null => out.extend_from_slice(b"_\r\n"),
+        Reply::Double(d) => out.extend(format!(",{d}\r\n").bytes()),
+        Reply::Array(a) => {
+            out.extend(format!("*{}\r\n", a.len()).bytes());
+            for x in a {
+                out.extend(wire(x));
+            }
+        }
+        other => panic!("no wire form for {other:?} here"),
+    }
+    out
+}
