@@ -5,11 +5,14 @@
 //! keyword forms), BF.RESERVE and BF.INSERT with every option and odd numbers
 //! (`+10`, `010`, `.5`, `inf`, `1e-310`, …), wrong arities, keys of other
 //! types, missing keys, CONFIG SET of the seven configs (valid and invalid),
-//! BF.LOAD of blobs built from one side's DUMP (exact and damaged), RESTORE of
-//! its genuine DUMPs (with and without REPLACE), COPY, DEL; the
-//! keyspace notifications of each batch (`bloom.add`, `bloom.reserve` and
-//! the server's own), compared as one sequence; and every `CHECK_EVERY` commands the key lists, TYPE, BF.INFO, DUMP and
-//! DEBUG DIGEST-VALUE of every key and INFO's `bf_bloom_core_metrics`.
+//! BF.LOAD of blobs built from one side's DUMP (exact and damaged), RESTORE
+//! of its genuine DUMPs (with and without REPLACE), COPY, DEL; the keyspace
+//! notifications of each batch (`bloom.add`, `bloom.reserve` and the
+//! server's own), compared as one sequence; at the start the seven configs
+//! and COMMAND INFO of the nine commands; and every `CHECK_EVERY` commands
+//! the key lists, TYPE, BF.INFO, DUMP, DEBUG DIGEST-VALUE, MEMORY USAGE and
+//! OBJECT ENCODING of every key and INFO's `bf_bloom_core_metrics` and
+//! `bf_bloom_defrag_metrics`.
 //!
 //! Creations are never random: both servers run with
 //! `bf.bloom-use-random-seed no` (a stream's `yes` is always followed by
@@ -849,6 +852,8 @@ fn full_check(rs: &mut Side, or: &mut Side, g: &mut Gen, t: &mut Tally) {
             vec![s("BF.INFO"), k.clone()],
             vec![s("DUMP"), k.clone()],
             vec![s("DEBUG"), s("DIGEST-VALUE"), k.clone()],
+            vec![s("MEMORY"), s("USAGE"), k.clone()],
+            vec![s("OBJECT"), s("ENCODING"), k.clone()],
         ] {
             let (a, b) = (rs.c2.cmd(&cmd), or.c2.cmd(&cmd));
             t.compare("check", Some(&cmd), &a, &b);
