@@ -330,9 +330,12 @@ impl Gen {
     }
 
     fn key(&mut self) -> Vec<u8> {
-        match self.r.gen_range(0..20) {
+        match self.r.gen_range(0..24) {
             0 => s(pick(&mut self.r, &OTHER_TYPES)),
             1 => s("missing"),
+            // BF.LOAD's and RESTORE's own targets.
+            2 | 3 => format!("L{}", self.r.gen_range(0..4)).into_bytes(),
+            4 => format!("R{}", self.r.gen_range(0..4)).into_bytes(),
             _ => s(pick(&mut self.r, &KEYS)),
         }
     }
@@ -368,7 +371,7 @@ impl Gen {
 
     /// The next command, or a short sequence that must stay together.
     fn next(&mut self) -> Vec<Args> {
-        let w = self.r.gen_range(0..108);
+        let w = self.r.gen_range(0..112);
         let one = |a: Args| vec![a];
         match w {
             0..=13 => {
@@ -408,6 +411,7 @@ impl Gen {
                 one(vec![s("DEL"), k])
             }
             100..=103 => one(self.restore()),
+            108..=111 => self.corner(),
             104..=107 => {
                 let (src, dst) = (self.key(), self.bloom_target());
                 let mut a = vec![s("COPY"), src, dst];
@@ -599,6 +603,37 @@ impl Gen {
         out
     }
 
+    /// Creations at the corners of §4 (reference values of §4.7, §2.1's
+    /// full non-scaling MADD, many sub-filters, k near its maximum), then
+    /// their BF.INFO.
+    fn corner(&mut self) -> Vec<Args> {
+        let k = pick(&mut self.r, &KEYS);
+        let line = *[
+            "BF.INSERT K CAPACITY 1 ERROR 0.999999 TIGHTENING 0.9999999 EXPANSION 4294967295 ITEMS a b c",
+            "BF.INSERT K CAPACITY 1 ERROR 0.01 TIGHTENING 0.001 EXPANSION 1 VALIDATESCALETO 102 ITEMS a",
+            "BF.INSERT K CAPACITY 1 ERROR 0.01 TIGHTENING 0.001 EXPANSION 1 VALIDATESCALETO 103 ITEMS a",
+            "BF.RESERVE K 0.5 1",
+            "BF.RESERVE K 0.01 2 NONSCALING",
+            "BF.MADD K a b c d",
+            "BF.RESERVE K 1e-300 10",
+            "BF.INSERT K CAPACITY 1 ERROR 5e-324 ITEMS a b",
+            "BF.INSERT K CAPACITY 1 ERROR 0.9 TIGHTENING 0.9 EXPANSION 1 ITEMS a b c d e f g h i j k l m n o p",
+            "BF.INSERT K CAPACITY 1 EXPANSION 1000 ITEMS x y z",
+            "BF.INSERT K CAPACITY 10 ERROR 0.01 ITEMS 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39",
+        ]
+        .choose(&mut self.r)
+        .unwrap();
+        let cmd: Args = line
+            .split(' ')
+            .map(|w| s(if w == "K" { k } else { w }))
+            .collect();
+        vec![
+            cmd,
+            vec![s("BF.INFO"), s(k)],
+            vec![s("BF.ADD"), s(k), s("new")],
+        ]
+    }
+
     /// A key for RESTORE and COPY targets (never the keys of other types).
     fn bloom_target(&mut self) -> Vec<u8> {
         if self.r.gen_bool(0.5) {
@@ -634,7 +669,7 @@ impl Gen {
             Some(b) => b.clone(),
             None => return vec![s("BF.LOAD"), key, s("")],
         };
-        match self.r.gen_range(0..14) {
+        match self.r.gen_range(0..15) {
             0..=5 => {}
             6 => {
                 // Cut inside the header or the first sub-filter: a blob cut
@@ -658,8 +693,20 @@ impl Gen {
                 let t: f64 = *[0.0, 1.0, 2.0, f64::NAN].choose(&mut self.r).unwrap();
                 blob[13..21].copy_from_slice(&t.to_le_bytes());
             }
-            _ => {
+            13 => {
                 let x: u32 = *[0, 1, 3, 7].choose(&mut self.r).unwrap();
+                blob[1..5].copy_from_slice(&x.to_le_bytes());
+            }
+            _ => {
+                // The last sub-filter full at a capacity far beyond its
+                // bitmap (accepted, §8): its scale-out overflows the
+                // capacity (expansion 2^32 − 1: `ERR bad capacity`) or
+                // exceeds the memory limit; RESTOREs of its DUMP are refused.
+                let n = blob.len();
+                let cap: i64 = *[3_000_000_000i64, 1 << 40].choose(&mut self.r).unwrap();
+                blob[n - 16..n - 8].copy_from_slice(&cap.to_le_bytes());
+                blob[n - 8..].copy_from_slice(&cap.to_le_bytes());
+                let x: u32 = *[2, 4_294_967_295].choose(&mut self.r).unwrap();
                 blob[1..5].copy_from_slice(&x.to_le_bytes());
             }
         }
