@@ -1,6 +1,7 @@
 //! Seeded random command streams sent to rsbloom (valkey-bloom flavour) and
-//! to the valkey-bloom 1.0.1 oracle on the same Valkey 9.1 binary, every
-//! reply compared byte for byte, in batches over RESP2 or RESP3 at random:
+//! to the valkey-bloom 1.0.1 oracle on the same server binary (Valkey 9.1,
+//! and Valkey 8.0 with the oracle's 8.0 build), every reply compared byte for
+//! byte, in batches over RESP2 or RESP3 at random:
 //! BF.ADD/MADD/EXISTS/MEXISTS/CARD/INFO (every field, bad fields, Unicode
 //! keyword forms), BF.RESERVE and BF.INSERT with every option and odd numbers
 //! (`+10`, `010`, `.5`, `inf`, `1e-310`, …), wrong arities, keys of other
@@ -774,8 +775,8 @@ struct Side {
 }
 
 impl Side {
-    fn start(module: Module) -> Side {
-        let server = Server::builder(Flavor::Valkey9, module)
+    fn start(flavor: Flavor, module: Module) -> Side {
+        let server = Server::builder(flavor, module)
             .valkey_bloom_flavor()
             .arg("--bf.bloom-use-random-seed")
             .arg("no")
@@ -976,28 +977,39 @@ fn env_u64(name: &str) -> Option<u64> {
     })
 }
 
+/// Valkey 9.1 (the oracle's main build), and Valkey 8.0 with its
+/// `valkey_8_0` build when the matrix has it: same seed, same stream.
 #[test]
 fn differential_against_the_oracle() {
-    let Some(_) = vb::valkey9() else {
-        eprintln!("differential: Valkey 9 is not in RSBLOOM_SERVERS, skipped");
-        return;
-    };
-    if !vb::have_oracle(Flavor::Valkey9, "the valkey-bloom differential stream") {
-        return;
-    }
     let ops = env_u64("RSBLOOM_DIFF_OPS").unwrap_or(20_000) as usize;
     let seed = env_u64("RSBLOOM_DIFF_SEED").unwrap_or_else(|| rand::thread_rng().gen());
+    let flavors: Vec<Flavor> = crate::common::all_flavors()
+        .into_iter()
+        .filter(|f| f.is_valkey())
+        .collect();
+    if flavors.is_empty() {
+        eprintln!("valkey-bloom differential: no Valkey in RSBLOOM_SERVERS, skipped");
+    }
+    for flavor in flavors {
+        if vb::have_oracle(flavor, "the valkey-bloom differential stream") {
+            differential(flavor, seed, ops);
+        }
+    }
+}
+
+fn differential(flavor: Flavor, seed: u64, ops: usize) {
     let subject = if std::env::var("RSBLOOM_DIFF_SELF").is_ok_and(|v| v == "1") {
         Module::ValkeyBloom
     } else {
         Module::Rsbloom
     };
     eprintln!(
-        "valkey-bloom differential: seed {seed} (RSBLOOM_DIFF_SEED), {ops} commands, {subject:?} vs the oracle on Valkey 9"
+        "valkey-bloom differential: seed {seed} (RSBLOOM_DIFF_SEED), {ops} commands, {subject:?} vs the oracle on {}",
+        flavor.name()
     );
     let start = Instant::now();
-    let mut rs = Side::start(subject);
-    let mut or = Side::start(Module::ValkeyBloom);
+    let mut rs = Side::start(flavor, subject);
+    let mut or = Side::start(flavor, Module::ValkeyBloom);
     let mut t = Tally::default();
     // What no command changes: the seven configs' defaults (as started) and
     // the registration of the nine commands (COMMAND INFO: arity -1, flags,
@@ -1096,8 +1108,9 @@ fn differential_against_the_oracle() {
         assert_eq!(side.c2.cmd(&["PING"]), Reply::Simple("PONG".into()));
     }
     eprintln!(
-        "valkey-bloom differential (seed {seed}): {} commands compared ({} RESP2, {} RESP3 stream commands; {} full checks), \
+        "valkey-bloom differential on {} (seed {seed}): {} commands compared ({} RESP2, {} RESP3 stream commands; {} full checks), \
          {} identical ({} of them errors; {} keyspace notifications compared in batches, {} of them bloom.*), {} mismatches, {:.1} s",
+        flavor.name(),
         t.compared,
         t.resp2,
         t.resp3,
@@ -1120,8 +1133,9 @@ fn differential_against_the_oracle() {
     assert!(t.bloom_events > 0, "no bloom.* notification seen");
     assert!(
         t.mismatches.is_empty(),
-        "{} mismatches (seed {seed}; rerun with RSBLOOM_DIFF_SEED={seed})",
-        t.mismatches.len()
+        "{} mismatches on {} (seed {seed}; rerun with RSBLOOM_DIFF_SEED={seed})",
+        t.mismatches.len(),
+        flavor.name()
     );
     drop(rs);
     drop(or);
