@@ -17,6 +17,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod departures;
 mod differential;
 mod files;
 mod moves;
