@@ -160,9 +160,11 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
 
 /// BF.ADD (`single`) and BF.MADD on a valkey-bloom key or a missing one.
 pub fn add(ctx: &Ctx, args: &[RStr], key: &mut Key<'_>, single: bool) -> Reply {
-    let d = defaults();
-    let c = create(d.capacity, d.fp_rate, d.tightening, d.expansion, None);
-    write(ctx, args, key, 2, single, Some(c))
+    let auto = || {
+        let d = defaults();
+        create(d.capacity, d.fp_rate, d.tightening, d.expansion, None)
+    };
+    write(ctx, args, key, 2, single, Some(auto))
 }
 
 /// BF.INSERT parsed by valkey-bloom's grammar (§2.5), VALIDATESCALETO
@@ -185,7 +187,7 @@ pub fn parse_insert_checked(ctx: &Ctx, args: &[RStr]) -> Result<Insert, ReplyErr
 
 /// BF.INSERT on a valkey-bloom key or a missing one.
 pub fn insert(ctx: &Ctx, args: &[RStr], opts: &Insert, key: &mut Key<'_>) -> Reply {
-    let c = (!opts.nocreate).then(|| {
+    let c = (!opts.nocreate).then_some(|| {
         create(
             opts.capacity,
             opts.fp_rate,
@@ -200,18 +202,19 @@ pub fn insert(ctx: &Ctx, args: &[RStr], opts: &Insert, key: &mut Key<'_>) -> Rep
 /// BF.INSERT parsed by RedisBloom's grammar on a valkey-bloom key: the
 /// items go in, the creation options are ignored (as for any existing key).
 pub fn insert_existing(ctx: &Ctx, args: &[RStr], items_at: usize, key: &mut Key<'_>) -> Reply {
-    write(ctx, args, key, items_at, false, None)
+    write(ctx, args, key, items_at, false, None::<fn() -> Create>)
 }
 
 /// The shared write path (§2.1, §2.5 steps 5–7, §2.8): open or create,
-/// add `args[items_at..]` in order, reply, replicate, notify.
+/// add `args[items_at..]` in order, reply, replicate, notify. `create` runs
+/// only for a missing key (a random seed costs a system call).
 fn write(
     ctx: &Ctx,
     args: &[RStr],
     key: &mut Key<'_>,
     items_at: usize,
     single: bool,
-    create: Option<Create>,
+    create: Option<impl FnOnce() -> Create>,
 ) -> Reply {
     let (Some(name), Some(items)) = (args.get(1), args.get(items_at..)) else {
         return Err(ReplyError::WrongArity);
@@ -222,7 +225,7 @@ fn write(
     }
     let created = kind == KeyKind::Empty;
     if created {
-        let c = create.ok_or(ReplyError::Text(NOT_FOUND))?;
+        let c = create.ok_or(ReplyError::Text(NOT_FOUND))?();
         key.set(new_object(ctx, &c)?);
     }
     let Lookup::Found(obj) = key.get::<Object>() else {
