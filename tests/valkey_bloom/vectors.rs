@@ -4,7 +4,7 @@
 //! and RESP3 (whole and per field), BF.CARD, BF.EXISTS/MEXISTS of the 20
 //! items, MEMORY USAGE, DEBUG DIGEST-VALUE and the DUMP bytes; then the same
 //! answers after RESTORE of the recorded DUMP and after BF.LOAD of the
-//! recorded AOF blob.
+//! recorded AOF blob; the commands again in RESP3; the propagated commands.
 //!
 //! Servers: Valkey 9.1 (the vectors' server: DUMP compared whole), Valkey 8.0
 //! and Redis 8.6 (DUMP compared without the RDB-version/CRC footer, the
@@ -247,6 +247,12 @@ fn run(server: &Server, who: &str, vectors: &[Vector]) {
         let args = [b"BF.LOAD".as_slice(), key.as_bytes(), &v.blob];
         assert_eq!(c2.cmd(&args), busy);
         assert_eq!(c3.cmd(&args), busy);
+
+        // The commands in RESP3: valkey-bloom's replies to them are the
+        // same bytes (integers, arrays, errors; §0).
+        assert_eq!(c2.cmd(&["FLUSHALL"]), ok());
+        replay(&mut c3, &ctx, v);
+        assert_eq!(c3.cmd(&["BF.CARD", key]), Reply::Int(v.card));
     }
     assert_eq!(c2.cmd(&["PING"]), Reply::Simple("PONG".into()));
     eprintln!(
