@@ -537,3 +537,42 @@ fn vectors_propagation() {
     assert_eq!(expected_propagation(v3)[1].len(), 2 + 10);
     assert_eq!(v3.propagated[1].len(), 2 + 12);
 }
+
+/// Under the default flavour (`bf.bloom-flavor redisbloom`) a key's own type
+/// decides: the vectors' values RESTOREd (and BF.LOADed) there answer as
+/// valkey-bloom's, RESP3 adds included (integers, not RedisBloom's booleans).
+#[test]
+fn vectors_under_the_redisbloom_flavour() {
+    let vectors = vector::all();
+    for flavor in vector_flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let (mut c2, mut c3) = (s.conn(), s.conn3());
+        let ctx = Ctx {
+            flavor,
+            who: "rsbloom (redisbloom flavour)",
+            rdb_version: vb::server_rdb_version(&mut c2),
+        };
+        for v in &vectors {
+            let key = v.key.as_str();
+            assert_eq!(c2.cmd(&["FLUSHALL"]), ok());
+            let payload = vb::reframe(&v.dump, ctx.rdb_version);
+            let r = c2.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", &payload]);
+            assert_eq!(r, ok(), "{} on {}: RESTORE", v.name, flavor.name());
+            assert_eq!(c2.cmd(&["TYPE", key]), Reply::Simple("bloomfltr".into()));
+            check(&mut c2, &mut c3, &ctx, v, How::Restored);
+            let r = c3.cmd(&["BF.MADD", key, "a new item", v.exists[0].0.as_str()]);
+            let want = if v.name.starts_with("3-") {
+                // Full and non-scaling: the new item is refused, and the
+                // error ends the reply (§2.1).
+                Reply::Array(vec![Reply::Error("ERR non scaling filter is full".into())])
+            } else {
+                Reply::Array(vec![Reply::Int(1), Reply::Int(0)])
+            };
+            assert_eq!(r, want, "{} on {}: RESP3 BF.MADD", v.name, flavor.name());
+        }
+        eprintln!(
+            "vectors: the 6 RESTOREd under the redisbloom flavour on {}",
+            flavor.name()
+        );
+    }
+}
