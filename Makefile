@@ -58,6 +58,7 @@ test-long:
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test cms_differential -- --nocapture
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test topk_differential -- --nocapture
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test tdigest_differential -- --nocapture
+	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test valkey_bloom -- --nocapture differential
 
 ## Fuzzing (fuzz/README.md): cargo-fuzz on the stable toolchain through
 ## RUSTC_BOOTSTRAP (cargo-fuzz needs -Z flags). `make fuzz` runs every target
