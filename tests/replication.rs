@@ -655,7 +655,8 @@ fn vb_script(c: &mut Conn, blobs: &Blobs, write: &mut dyn FnMut(&mut Conn, &[Vec
     assert_eq!(w(c, s("BF.ADD a1 x")), int(1));
     let r = w(c, with_items("BF.MADD m1", "i", 0..500));
     assert!(is_ints(&r, 500), "{r:?}");
-    assert_eq!(w(c, s("BF.ADD m1 y")), int(1));
+    // 1, or 0 for a false positive (random seed).
+    assert!(matches!(w(c, s("BF.ADD m1 y")), Reply::Int(0 | 1)));
     assert!(is_ints(&w(c, s("BF.MADD m1 i0 z1 z2")), 3));
     // BF.RESERVE: scaling, non-scaling, expansion 3 (then scaled).
     assert_eq!(w(c, s("BF.RESERVE r1 0.01 100")), ok());
@@ -745,8 +746,23 @@ fn vb_script(c: &mut Conn, blobs: &Blobs, write: &mut dyn FnMut(&mut Conn, &[Vec
         40
     ));
     // A MADD that stops at a full non-scaling filter; the same after an
-    // auto-creation from non-scaling configs.
-    assert_eq!(w(c, s("BF.RESERVE ns 0.01 5 NONSCALING")), ok());
+    // auto-creation from non-scaling configs. Fixed seeds: with a random one
+    // an item may be a false positive (1 %), which answers 0, not the error.
+    let r = w(
+        c,
+        cmd_of(&[
+            b"BF.INSERT",
+            b"ns",
+            b"CAPACITY",
+            b"5",
+            b"ERROR",
+            b"0.01",
+            b"NONSCALING",
+            b"SEED",
+            &FIXED_SEED,
+        ]),
+    );
+    assert_eq!(r, arr(vec![]));
     let full = "ERR non scaling filter is full";
     let r = w(c, with_items("BF.MADD ns", "n", 0..8));
     assert!(ends_with(&r, 6, full), "{r:?}");
@@ -755,12 +771,16 @@ fn vb_script(c: &mut Conn, blobs: &Blobs, write: &mut dyn FnMut(&mut Conn, &[Vec
     assert_eq!(w(c, s("BF.ADD ns n9")), err(full));
     config_set(c, "bf.bloom-expansion", "0");
     config_set(c, "bf.bloom-capacity", "3");
+    config_set(c, "bf.bloom-use-random-seed", "no");
     assert!(ends_with(&w(c, s("BF.MADD af a b c d e")), 4, full));
+    config_set(c, "bf.bloom-use-random-seed", "yes");
     config_set(c, "bf.bloom-expansion", "2");
     config_set(c, "bf.bloom-capacity", "100");
     // A MADD that stops at the memory limit (set here only: the replica,
     // or the AOF replay, never checks it).
+    config_set(c, "bf.bloom-use-random-seed", "no");
     assert_eq!(w(c, s("BF.RESERVE lim 0.01 10")), ok());
+    config_set(c, "bf.bloom-use-random-seed", "yes");
     config_set(c, VB_LIMIT, "300");
     let over = "ERR operation exceeds bloom object memory limit";
     let r = w(c, with_items("BF.MADD lim", "l", 0..15));
@@ -811,14 +831,15 @@ fn vb_check_seeds(c: &mut Conn, other: &[&str]) -> usize {
         if seed == FIXED_SEED {
             assert_eq!(d.random, 0, "{}", show(k));
             fixed += 1;
-        } else {
-            assert_eq!(d.random, 1, "{}", show(k));
+            continue;
         }
+        assert_eq!(d.random, 1, "{}", show(k));
         if let Some(o) = seeds.insert(seed, show(k)) {
             panic!("{} and {o} have the same seed", show(k));
         }
     }
-    assert!(fixed <= 1, "{fixed} fixed seeds");
+    // `fx`, `ns`, `af` and `lim` of vb_script, when they are there.
+    assert!(fixed <= 4, "{fixed} fixed seeds");
     keys.as_array().len()
 }
 
