@@ -10,41 +10,21 @@
 //! in RedisBloom), are always prefixed: a bare name could clash with a
 //! future server or module config.
 
+mod state;
 mod valkey_bloom;
 
+pub use state::{flavor, flavor_at_load, get};
+
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::sync::{LazyLock, Mutex, RwLock, RwLockReadGuard};
+use std::sync::Mutex;
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
-use rsbloom_core::config::{BloomFlavor, Config, NAMES};
+use rsbloom_core::config::NAMES;
+
+use state::{registered, server_string, with_mut};
 
 use crate::ffi::barrier::guarded;
 use crate::ffi::RStr;
-
-static CONFIG: LazyLock<RwLock<Config>> = LazyLock::new(|| RwLock::new(Config::default()));
-
-/// The current configuration (a panic elsewhere cannot poison it for good).
-pub fn get() -> RwLockReadGuard<'static, Config> {
-    CONFIG.read().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The flavour new Bloom filters get now (`bf.bloom-flavor`).
-pub fn flavor() -> BloomFlavor {
-    get().valkey_bloom.flavor
-}
-
-/// The flavour when the commands were registered: their names' case, flags
-/// and metadata follow it (docs/valkey-bloom.md §2).
-static FLAVOR_AT_LOAD: std::sync::OnceLock<BloomFlavor> = std::sync::OnceLock::new();
-
-pub fn flavor_at_load() -> BloomFlavor {
-    FLAVOR_AT_LOAD.get().copied().unwrap_or_default()
-}
-
-fn with_mut<R>(f: impl FnOnce(&mut Config) -> R) -> R {
-    let mut guard = CONFIG.write().unwrap_or_else(|e| e.into_inner());
-    f(&mut guard)
-}
 
 /// Applies the legacy `MODULE LOAD ... NAME VALUE` arguments.
 pub fn apply_load_args(args: &[RStr]) -> Result<(), String> {
@@ -55,14 +35,6 @@ pub fn apply_load_args(args: &[RStr]) -> Result<(), String> {
 /// string after the callback, so each stays alive until the next get.
 struct Returned([usize; NAMES.len()]);
 static RETURNED: Mutex<Returned> = Mutex::new(Returned([0; NAMES.len()]));
-
-fn server_string(s: &str) -> *mut RedisModuleString {
-    rm!(RedisModule_CreateString(
-        std::ptr::null_mut(),
-        s.as_ptr().cast(),
-        s.len()
-    ))
-}
 
 unsafe extern "C" fn get_config(
     _name: *const c_char,
@@ -133,7 +105,7 @@ pub fn register(ctx: *mut RedisModuleCtx, try_unprefixed: bool) -> Result<bool, 
     if rm!(RedisModule_LoadConfigs(ctx)) != raw::REDISMODULE_OK as c_int {
         return Err("could not load module configs".into());
     }
-    let _ = FLAVOR_AT_LOAD.set(flavor());
+    state::fix_flavor_at_load();
     Ok(unprefixed)
 }
 
@@ -181,15 +153,6 @@ fn register_huge_pages(ctx: *mut RedisModuleCtx) -> Result<(), String> {
         std::ptr::null_mut(),
     ));
     registered(status, "huge-pages")
-}
-
-/// The outcome of a config registration.
-fn registered(status: c_int, name: &str) -> Result<(), String> {
-    if status == raw::REDISMODULE_OK as c_int {
-        Ok(())
-    } else {
-        Err(format!("could not register config {name}"))
-    }
 }
 
 unsafe extern "C" fn get_huge_pages(_name: *const c_char, _privdata: *mut c_void) -> c_int {

@@ -9,7 +9,7 @@ use crate::ffi::command::CommandSpec;
 
 /// RedisBloom's filters, and valkey-bloom's beside them: a second data type
 /// and, when `bf.bloom-flavor` is `valkey-bloom` at load, valkey-bloom's
-/// command table (docs/valkey-bloom.md §2).
+/// command table (docs/valkey-bloom.md §1).
 pub static FAMILY: Family =
     Family::of::<rsbloom_core::bloom::Chain>(c"bloom", COMMANDS, docs::DOCS)
         .with_second_flavor(VALKEY_BLOOM_COMMANDS, crate::valkey_bloom::create_type);

@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, c_longlong, c_void, CString};
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use rsbloom_core::config::{BloomFlavor, IntConfig, CAPACITY, EXPANSION, MEMORY_LIMIT};
 
-use super::{get, registered, server_string, with_mut};
+use super::state::{get, registered, server_string, with_mut};
 use crate::ffi::barrier::guarded;
 use crate::ffi::RStr;
 

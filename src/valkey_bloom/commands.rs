@@ -8,6 +8,7 @@ use std::ffi::CStr;
 use rsbloom_core::args::valkey_bloom::{
     parse_info_field, parse_insert, parse_reserve, Defaults, InfoField, Insert,
 };
+use rsbloom_core::bloom::Chain;
 use rsbloom_core::valkey_bloom::{validate_scale_to, Create, Object, FIXED_SEED};
 
 use super::datatype::memory_limit;
@@ -73,6 +74,11 @@ fn create(
         seed,
         seed_random,
     }
+}
+
+/// Whether the key holds a Bloom filter of either flavour.
+pub fn is_bloom(kind: KeyKind) -> bool {
+    kind.is::<Object>() || kind.is::<Chain>()
 }
 
 /// A key that holds neither kind of Bloom filter nor nothing.
@@ -142,7 +148,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
     let mut key = ctx.open_key(name, true);
     match key.kind() {
         KeyKind::Empty => {}
-        kind if super::is_bloom(kind) => return Err(ReplyError::Text(ITEM_EXISTS)),
+        kind if is_bloom(kind) => return Err(ReplyError::Text(ITEM_EXISTS)),
         _ => return Err(ReplyError::WrongType),
     }
     let tightening = config::get().valkey_bloom.tightening;
@@ -397,7 +403,7 @@ pub fn load(ctx: &Ctx, args: &[RStr]) -> Reply {
     let mut key = ctx.open_key(name, true);
     match key.kind() {
         KeyKind::Empty => {}
-        kind if super::is_bloom(kind) => return Err(ReplyError::Text(BUSYKEY)),
+        kind if is_bloom(kind) => return Err(ReplyError::Text(BUSYKEY)),
         _ => return Err(ReplyError::WrongType),
     }
     let obj = Object::from_load_blob(blob.as_ref(), limit(ctx)).map_err(ReplyError::Text)?;

@@ -7,24 +7,17 @@ mod datatype;
 mod info;
 
 pub use commands::{
-    add, card, exists, info as info_reply, insert, insert_existing, is_replicated_creation, load,
-    parse_insert_checked, reserve,
+    add, card, exists, info as info_reply, insert, insert_existing, is_bloom,
+    is_replicated_creation, load, parse_insert_checked, reserve,
 };
 pub use info::sections as info_sections;
 
 use redis_module::raw::RedisModuleCtx;
-use rsbloom_core::bloom::Chain;
 use rsbloom_core::valkey_bloom::Object;
 
 use crate::ffi::datatype::create;
-use crate::ffi::KeyKind;
 
 /// Registers the `bloomfltr` data type.
 pub fn create_type(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     create::<Object>(ctx)
-}
-
-/// Whether the key holds a Bloom filter of either flavour.
-pub fn is_bloom(kind: KeyKind) -> bool {
-    kind.is::<Object>() || kind.is::<Chain>()
 }

@@ -1,0 +1,55 @@
+//! The configuration's state: the core's `Config` behind a lock, and the
+//! helpers every config registration shares.
+
+use std::ffi::c_int;
+use std::sync::{LazyLock, OnceLock, RwLock, RwLockReadGuard};
+
+use redis_module::raw::{self, RedisModuleString};
+use rsbloom_core::config::{BloomFlavor, Config};
+
+static CONFIG: LazyLock<RwLock<Config>> = LazyLock::new(|| RwLock::new(Config::default()));
+
+/// The current configuration (a panic elsewhere cannot poison it for good).
+pub fn get() -> RwLockReadGuard<'static, Config> {
+    CONFIG.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The flavour new Bloom filters get now (`bf.bloom-flavor`).
+pub fn flavor() -> BloomFlavor {
+    get().valkey_bloom.flavor
+}
+
+/// The flavour when the commands were registered: their names' case, flags
+/// and metadata follow it (docs/valkey-bloom.md §1).
+static FLAVOR_AT_LOAD: OnceLock<BloomFlavor> = OnceLock::new();
+
+pub fn flavor_at_load() -> BloomFlavor {
+    FLAVOR_AT_LOAD.get().copied().unwrap_or_default()
+}
+
+pub fn with_mut<R>(f: impl FnOnce(&mut Config) -> R) -> R {
+    let mut guard = CONFIG.write().unwrap_or_else(|e| e.into_inner());
+    f(&mut guard)
+}
+
+/// Records the flavour the commands are registered with (once, at load).
+pub fn fix_flavor_at_load() {
+    let _ = FLAVOR_AT_LOAD.set(flavor());
+}
+
+pub fn server_string(s: &str) -> *mut RedisModuleString {
+    rm!(RedisModule_CreateString(
+        std::ptr::null_mut(),
+        s.as_ptr().cast(),
+        s.len()
+    ))
+}
+
+/// The outcome of a config registration.
+pub fn registered(status: c_int, name: &str) -> Result<(), String> {
+    if status == raw::REDISMODULE_OK as c_int {
+        Ok(())
+    } else {
+        Err(format!("could not register config {name}"))
+    }
+}
