@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use rsbloom_core::config::NAMES;
 
-use state::{registered, server_string, with_mut};
+use state::{handed_out, registered, server_string, with_mut};
 
 use crate::ffi::barrier::guarded;
 use crate::ffi::RStr;
@@ -31,10 +31,8 @@ pub fn apply_load_args(args: &[RStr]) -> Result<(), String> {
     with_mut(|cfg| cfg.apply_module_args(args))
 }
 
-/// Server strings handed out by the getter: the server reads the returned
-/// string after the callback, so each stays alive until the next get.
-struct Returned([usize; NAMES.len()]);
-static RETURNED: Mutex<Returned> = Mutex::new(Returned([0; NAMES.len()]));
+/// The strings the getter handed out last, one per setting.
+static RETURNED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
 unsafe extern "C" fn get_config(
     _name: *const c_char,
@@ -49,15 +47,7 @@ fn config_string(index: usize) -> *mut RedisModuleString {
     let Some(name) = NAMES.get(index) else {
         return std::ptr::null_mut();
     };
-    let fresh = server_string(&get().get(name).unwrap_or_default());
-    let mut returned = RETURNED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(slot) = returned.0.get_mut(index) {
-        let old = std::mem::replace(slot, fresh as usize) as *mut RedisModuleString;
-        if !old.is_null() {
-            rm!(RedisModule_FreeString(std::ptr::null_mut(), old));
-        }
-    }
-    fresh
+    handed_out(&RETURNED, index, &get().get(name).unwrap_or_default())
 }
 
 unsafe extern "C" fn set_config(

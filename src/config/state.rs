@@ -2,7 +2,7 @@
 //! helpers every config registration shares.
 
 use std::ffi::c_int;
-use std::sync::{LazyLock, OnceLock, RwLock, RwLockReadGuard};
+use std::sync::{LazyLock, Mutex, OnceLock, RwLock, RwLockReadGuard};
 
 use redis_module::raw::{self, RedisModuleString};
 use rsbloom_core::config::{BloomFlavor, Config};
@@ -35,6 +35,24 @@ pub fn with_mut<R>(f: impl FnOnce(&mut Config) -> R) -> R {
 /// Records the flavour the commands are registered with (once, at load).
 pub fn fix_flavor_at_load() {
     let _ = FLAVOR_AT_LOAD.set(flavor());
+}
+
+/// A server string for a config getter to return: the server reads it
+/// after the callback, so the string handed out for `slot` lives until the
+/// next one for the same slot replaces it.
+pub fn handed_out(slots: &Mutex<Vec<usize>>, slot: usize, text: &str) -> *mut RedisModuleString {
+    let fresh = server_string(text);
+    let mut slots = slots.lock().unwrap_or_else(|e| e.into_inner());
+    if slots.len() <= slot {
+        slots.resize(slot + 1, 0);
+    }
+    if let Some(kept) = slots.get_mut(slot) {
+        let old = std::mem::replace(kept, fresh as usize) as *mut RedisModuleString;
+        if !old.is_null() {
+            rm!(RedisModule_FreeString(std::ptr::null_mut(), old));
+        }
+    }
+    fresh
 }
 
 pub fn server_string(s: &str) -> *mut RedisModuleString {

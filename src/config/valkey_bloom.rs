@@ -4,11 +4,12 @@
 //! Always registered prefixed (`bf.bloom-capacity`), as valkey-bloom's are.
 
 use std::ffi::{c_char, c_int, c_longlong, c_void, CString};
+use std::sync::Mutex;
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use rsbloom_core::config::{BloomFlavor, IntConfig, CAPACITY, EXPANSION, MEMORY_LIMIT};
 
-use super::state::{get, registered, server_string, with_mut};
+use super::state::{get, handed_out, registered, server_string, with_mut};
 use crate::ffi::barrier::guarded;
 use crate::ffi::RStr;
 
@@ -200,9 +201,8 @@ fn register_string(
     registered(status, name)
 }
 
-/// The server reads the returned string after the callback: each stays
-/// alive until the next get of the same config.
-static RETURNED: std::sync::Mutex<[usize; 2]> = std::sync::Mutex::new([0; 2]);
+/// The strings the getter handed out last (fp rate, tightening ratio).
+static RETURNED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
 unsafe extern "C" fn get_string(
     _name: *const c_char,
@@ -218,15 +218,7 @@ unsafe extern "C" fn get_string(
                 c.tightening_text.clone()
             }
         };
-        let fresh = server_string(&text);
-        let mut returned = RETURNED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(slot) = returned.get_mut(index) {
-            let old = std::mem::replace(slot, fresh as usize) as *mut RedisModuleString;
-            if !old.is_null() {
-                rm!(RedisModule_FreeString(std::ptr::null_mut(), old));
-            }
-        }
-        fresh
+        handed_out(&RETURNED, index, &text)
     })
 }
 
