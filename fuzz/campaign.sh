@@ -24,7 +24,7 @@ run() {
   echo "$t rc=$rc execs=${execs:-?} seconds=$((end - start)) cpu_seconds=${cpu:-?}" >> work/campaign.txt
 }
 queue=("$@")
-[ ${#queue[@]} -eq 0 ] && queue=(bloom_header bloom_rdb cuckoo_header cuckoo_rdb args bloom_chunks cuckoo_chunks bloom_model cuckoo_model cms_rdb cms_args cms_model topk_rdb topk_args topk_model tdigest_rdb tdigest_args tdigest_model valkey_bloom_rdb valkey_bloom_load valkey_bloom_args)
+[ ${#queue[@]} -eq 0 ] && queue=($(basename -s .rs src/bin/*.rs))
 parallel=${PARALLEL:-2}
 for ((i = 0; i < ${#queue[@]}; i += parallel)); do
   for t in "${queue[@]:i:parallel}"; do run "$t" & done

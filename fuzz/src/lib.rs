@@ -41,7 +41,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 /// A fuzz target: one input, panics on a finding.
 pub type Target = fn(&[u8]);
 
-/// Every target by name (the names of `fuzz/fuzz_targets/*.rs`).
+/// Every target by name (the names of `fuzz/src/bin/*.rs`).
 pub const TARGETS: [(&str, Target); 23] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
