@@ -5,13 +5,19 @@ CARGO ?= cargo
 MODULE := target/release/librsbloom.so
 export RSBLOOM_MODULE ?= $(CURDIR)/$(MODULE)
 
-.PHONY: all build run test test-long fuzz fuzz-ci fuzz-build bench deps clean docker docker-stop copy
+# The release module, its debug info moved beside it (scripts/split-debug.sh).
+define build_module
+$(CARGO) build --release
+	scripts/split-debug.sh $(MODULE)
+endef
+
+.PHONY: all build run check lint test test-long fuzz fuzz-ci fuzz-build bench deps clean docker docker-stop copy
 
 all: build
 
 build:
 	scripts/ensure-deps.sh run
-	$(CARGO) build --release
+	$(build_module)
 
 ## Start a foreground redis-server on 127.0.0.1:6379 with the module loaded.
 run: build
@@ -23,6 +29,21 @@ copy:
 	$(CARGO) build --release -p rsbloom-copy
 	target/release/rsbloom-copy --from "$(FROM)" --to "$(TO)" $(COPY_ARGS)
 
+## The inner loop: build, lints, unit and property tests (no server).
+check: lint
+	$(CARGO) test --profile ci -p rsbloom-core -p rsbloom-copy
+	$(CARGO) test --profile ci -p rsbloom --lib
+
+## Clippy on every target of the workspace. Its lints are denied on the
+## pinned toolchain only: a newer clippy's new lints are shown, not fatal,
+## so a toolchain update cannot break a build (docs/testing.md).
+CLIPPY_RUST := 1.95.0
+lint:
+	scripts/ensure-deps.sh run
+	@if [ "$$(rustc --version | cut -d' ' -f2)" = "$(CLIPPY_RUST)" ]; then deny=-Dwarnings; \
+	  else echo "lint: rustc is not $(CLIPPY_RUST): lints shown, not enforced"; deny=; fi; \
+	  set -x; $(CARGO) clippy --profile ci --workspace --all-targets -- $$deny
+
 ## Unit, property and integration tests on Redis 8.6 and Valkey 9.x, the
 ## server-facing subset also on Redis 7.0, Redis 8.0 and Valkey 8.0 (docs/servers.md
 ## §1), with the reference RedisBloom as differential oracle;
@@ -32,7 +53,7 @@ copy:
 test:
 	scripts/ensure-deps.sh test
 	@scripts/servers.sh
-	$(CARGO) build --release
+	$(build_module)
 	export DOCKER_HOST=$$(scripts/docker.sh host); \
 	  for s in redis valkey; do scripts/docker.sh build $$s; done; \
 	  $(CARGO) test --profile ci --workspace --no-fail-fast
@@ -44,7 +65,7 @@ DOCKER_SERVER ?= redis
 DOCKER_IMAGE ?= rsbloom:$(DOCKER_SERVER)
 docker:
 	scripts/ensure-deps.sh run
-	$(CARGO) build --release
+	$(build_module)
 	scripts/docker.sh build $(DOCKER_SERVER) $(DOCKER_IMAGE)
 
 docker-stop:
@@ -53,7 +74,7 @@ docker-stop:
 ## The long differential run: 1,000,000 random commands per family.
 test-long:
 	scripts/ensure-deps.sh test
-	$(CARGO) build --release
+	$(build_module)
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test differential -- --nocapture
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test cms_differential -- --nocapture
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test topk_differential -- --nocapture
@@ -64,7 +85,8 @@ test-long:
 ## RUSTC_BOOTSTRAP (cargo-fuzz needs -Z flags). `make fuzz` runs every target
 ## for FUZZ_SECONDS; `make fuzz-ci` for FUZZ_CI_SECONDS each. New corpus
 ## entries go to fuzz/work/ (not committed); crashes to fuzz/artifacts/.
-FUZZ_TARGETS := bloom_header bloom_chunks bloom_rdb cuckoo_header cuckoo_chunks cuckoo_rdb args bloom_model cuckoo_model cms_rdb cms_args cms_model topk_rdb topk_args topk_model tdigest_rdb tdigest_args tdigest_model apbf_rdb apbf_args valkey_bloom_rdb valkey_bloom_load valkey_bloom_args
+# Every target: the files of fuzz/src/bin/.
+FUZZ_TARGETS := $(sort $(basename $(notdir $(wildcard fuzz/src/bin/*.rs))))
 FUZZ_SECONDS ?= 60
 FUZZ_CI_SECONDS ?= 5
 FUZZ_FLAGS ?=
@@ -96,7 +118,7 @@ fuzz-ci: fuzz-build
 ## criterion micro-benchmarks (shortened). BENCH_ARGS: e.g. --rounds 7, --quick.
 bench:
 	scripts/ensure-deps.sh test
-	$(CARGO) build --release
+	$(build_module)
 	python3 bench/bench.py $(BENCH_ARGS)
 	$(CARGO) bench -p rsbloom-core --bench core -- --warm-up-time 1 --measurement-time 2 --noplot
 
