@@ -9,6 +9,7 @@ pub mod barrier;
 #[macro_use]
 pub mod command;
 pub mod context;
+#[macro_use]
 pub mod datatype;
 pub mod events;
 pub mod io;
