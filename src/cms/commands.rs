@@ -64,7 +64,7 @@ fn init(
     let (width, depth) = dims(a.as_ref(), b.as_ref())?;
     check_dims(width, depth).map_err(create_error)?;
     let cell_size = parse_cell_size(options)?;
-    if cell_size != CellSize::Four && super::encoding::legacy_encoding() {
+    if cell_size != CellSize::Four && crate::config::cms_legacy_encoding() {
         return Err(LEGACY_CELL_SIZE);
     }
     let sketch = CountMinSketch::new(width, depth, cell_size).map_err(create_error)?;

@@ -8,7 +8,7 @@ data_type! {
     CountMinSketch = c"CMSk-TYPE", encoding ENCODING_VERSION, bytes size_bytes;
     load(src, encver) => {
         let s = CountMinSketch::rdb_load(src, encver).map_err(|e| format!("{e:?}"))?;
-        if s.cell_size() != CellSize::Four && super::encoding::legacy_encoding() {
+        if s.cell_size() != CellSize::Four && crate::config::cms_legacy_encoding() {
             return Err(format!(
                 "cell size {} refused under bf.cms-rdb-encoding 0",
                 s.cell_size().bytes()
@@ -18,12 +18,12 @@ data_type! {
     };
     // In the registered encoding; under encoding 0 every sketch has 4-byte
     // cells (creation and load refuse others).
-    save(sketch, sink) => sketch.rdb_save(sink, super::encoding::rdb_encoding());
+    save(sketch, sink) => sketch.rdb_save(sink, crate::config::cms_rdb_encoding());
     blocks(sketch, f) => f(sketch.block_mut());
 
     {
         fn registered_encoding_version() -> c_int {
-            super::encoding::rdb_encoding()
+            crate::config::cms_rdb_encoding()
         }
 
         /// `RESTORE key 0 <DUMP payload>`, as RedisBloom rewrites it (§6.3).

@@ -3,7 +3,6 @@
 mod commands;
 mod datatype;
 mod docs;
-pub mod encoding;
 
 use crate::family::Family;
 use crate::ffi::command::CommandSpec;
