@@ -17,4 +17,4 @@ pub mod log;
 pub mod slot_migration;
 pub mod stats;
 
-pub use context::{Ctx, Key, KeyKind, Lookup, RStr, ReplyError, Value};
+pub use context::{CmdResult, Ctx, Key, KeyKind, Lookup, RStr, ReplyError, Value};
