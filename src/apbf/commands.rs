@@ -11,7 +11,7 @@ use rsbloom_core::args::apbf::{
     parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
 };
 
-use crate::ffi::{CmdResult, Ctx, Lookup, RStr, ReplyError};
+use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Lookup, RStr, ReplyError};
 
 const KEY_MISSING: ReplyError = ReplyError::Text("ERR APBF: key does not exist");
 const KEY_EXISTS: ReplyError = ReplyError::Text("ERR APBF: key already exists");
@@ -48,7 +48,7 @@ fn age_to_clock(ctx: &Ctx, name: &RStr, f: &mut Apbf) {
 /// then the key, which must not exist.
 pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let p = parse_reserve(args)?;
-    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+    let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
     if !key.get::<Apbf>().is_missing() {
         return Err(KEY_EXISTS);
@@ -189,12 +189,7 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 /// (the header) creates the filter, replacing an APBF value there; the
 /// others fill an existing one.
 pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    let [_, name, iter, data] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    let iter = parse_loadchunk_iter(iter.as_ref())?;
-    let data = data.as_ref();
-    let mut key = ctx.open_key(name, true);
+    let (mut key, iter, data) = loadchunk_args(ctx, args, parse_loadchunk_iter)?;
     if iter == 1 {
         if let Lookup::WrongType = key.get::<Apbf>() {
             return Err(ReplyError::WrongType);

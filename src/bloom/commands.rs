@@ -10,7 +10,7 @@ use rsbloom_core::config::BloomFlavor;
 use rsbloom_core::valkey_bloom::Object;
 
 use crate::config;
-use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError, Value};
+use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Key, Lookup, RStr, ReplyError, Value};
 use crate::valkey_bloom;
 
 const NOT_FOUND: &str = "ERR not found";
@@ -167,7 +167,7 @@ fn autocreate() -> BfReserve {
 /// BF.ADD and BF.MADD: the item count is the only argument check, the
 /// key's flavour decides the rest.
 fn add_to_key(ctx: &Ctx, args: &[RStr], single: bool) -> CmdResult {
-    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+    let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
     match flavor_of(&key) {
         BloomFlavor::ValkeyBloom => valkey_bloom::add(ctx, args, &mut key, single),
@@ -198,7 +198,7 @@ pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let replayed_creation = ctx.must_obey() && valkey_bloom::is_replicated_creation(args);
     if replayed_creation || config::flavor() == BloomFlavor::ValkeyBloom {
         let opts = valkey_bloom::parse_insert_checked(ctx, args)?;
-        let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+        let name = arg(args, 1)?;
         let mut key = ctx.open_key(name, true);
         if key.kind().is::<Chain>() {
             return insert(
@@ -214,7 +214,7 @@ pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     }
     let opts = parse_bf_insert(args, &config::get())?;
     let items_at = opts.items_at;
-    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+    let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
     if key.kind().is::<Object>() {
         return valkey_bloom::insert_existing(ctx, args, items_at, &mut key);
@@ -385,12 +385,7 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 
 /// BF.LOADCHUNK key iterator data (docs/bloom.md §10): arity → iterator → key.
 pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    let [_, name, iter, data] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    let iter = parse_loadchunk_iter(iter.as_ref())?;
-    let data = data.as_ref();
-    let mut key = ctx.open_key(name, true);
+    let (mut key, iter, data) = loadchunk_args(ctx, args, parse_loadchunk_iter)?;
     match key.get::<Chain>() {
         Lookup::Missing if iter == 1 => {
             let chain = Chain::from_header(data).map_err(|_| ReplyError::Text(BAD_DATA))?;

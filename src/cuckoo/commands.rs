@@ -10,16 +10,10 @@ use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, In
 use rsbloom_core::prefetch::pipelined;
 
 use crate::config;
-use crate::ffi::{CmdResult, Ctx, RStr, ReplyError, Value};
+use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, RStr, ReplyError, Value};
 
 const NOT_FOUND: ReplyError = ReplyError::Text("ERR not found");
 const ITEM_EXISTS: ReplyError = ReplyError::Text("ERR item exists");
-
-/// `argv[i]`, or a wrong-arity error (arity is checked before any use, so
-/// this only guards against a mistake in that check).
-fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
-    args.get(i).ok_or(ReplyError::WrongArity)
-}
 
 fn exact_arity(args: &[RStr], n: usize) -> CmdResult {
     if args.len() == n {
@@ -362,10 +356,7 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    exact_arity(args, 4)?;
-    let pos = parse_loadchunk_pos(arg(args, 2)?.as_ref())?;
-    let data = arg(args, 3)?.as_ref();
-    let mut key = ctx.open_key(arg(args, 1)?, true);
+    let (mut key, pos, data) = loadchunk_args(ctx, args, parse_loadchunk_pos)?;
     if pos == 1 {
         key.get::<CuckooFilter>().vacant(ITEM_EXISTS)?;
         let max_bucket_size = u16::try_from(config::get().cf_bucket_size_max()).unwrap_or(255);

@@ -15,6 +15,29 @@ use super::stats::{Footprint, TypeStats};
 /// error the trampoline replies with.
 pub type CmdResult = Result<(), ReplyError>;
 
+/// `argv[i]`, or a wrong-arity error (arity is checked before any use, so
+/// this only guards against a mistake in that check).
+pub fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
+    args.get(i).ok_or(ReplyError::WrongArity)
+}
+
+/// Every LOADCHUNK's prologue (`CMD key iterator data`): arity, then the
+/// iterator (`parse`), then the key, opened for writing.
+pub fn loadchunk_args<'c, 'a, I, E>(
+    ctx: &'c Ctx,
+    args: &'a [RStr],
+    parse: impl FnOnce(&[u8]) -> Result<I, E>,
+) -> Result<(Key<'c>, I, &'a [u8]), ReplyError>
+where
+    ReplyError: From<E>,
+{
+    let [_, name, iter, data] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let iter = parse(iter.as_ref())?;
+    Ok((ctx.open_key(name, true), iter, data.as_ref()))
+}
+
 /// Why a command failed; the trampoline turns it into the error reply.
 #[derive(Debug)]
 pub enum ReplyError {

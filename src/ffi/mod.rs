@@ -17,4 +17,6 @@ pub mod log;
 pub mod slot_migration;
 pub mod stats;
 
-pub use context::{CmdResult, Ctx, Key, KeyKind, Lookup, RStr, ReplyError, Value};
+pub use context::{
+    arg, loadchunk_args, CmdResult, Ctx, Key, KeyKind, Lookup, RStr, ReplyError, Value,
+};

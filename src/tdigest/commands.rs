@@ -18,12 +18,7 @@ use rsbloom_core::args::ArgError;
 use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest};
 
 use super::forks::{self, replicate_compressions};
-use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
-
-/// `argv[i]`, or a wrong-arity error (arity is checked before any use).
-fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
-    args.get(i).ok_or(ReplyError::WrongArity)
-}
+use crate::ffi::{arg, CmdResult, Ctx, Key, RStr, ReplyError};
 
 // ---------------------------------------------------------------------------
 // Writes
