@@ -13,7 +13,7 @@
 mod state;
 mod valkey_bloom;
 
-pub use state::{flavor, flavor_at_load, get};
+pub use state::{cms_legacy_encoding, cms_rdb_encoding, flavor, flavor_at_load, get};
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::Mutex;
@@ -188,9 +188,7 @@ fn register_cms_rdb_encoding(ctx: *mut RedisModuleCtx) -> Result<(), String> {
 }
 
 unsafe extern "C" fn get_cms_rdb_encoding(_name: *const c_char, _privdata: *mut c_void) -> i64 {
-    guarded("config get", 0, || {
-        crate::cms::encoding::rdb_encoding().into()
-    })
+    guarded("config get", 0, || state::cms_rdb_encoding().into())
 }
 
 unsafe extern "C" fn set_cms_rdb_encoding(
@@ -201,7 +199,7 @@ unsafe extern "C" fn set_cms_rdb_encoding(
 ) -> c_int {
     guarded("config set", raw::REDISMODULE_ERR as c_int, || {
         // The server checked the range.
-        crate::cms::encoding::set_rdb_encoding(i32::try_from(value).unwrap_or_default());
+        state::set_cms_rdb_encoding(i32::try_from(value).unwrap_or_default());
         raw::REDISMODULE_OK as c_int
     })
 }

@@ -1,7 +1,8 @@
 //! A family of commands (`BF.*`, `CF.*`, ...): what the module registers for
-//! it. Each family module exports one [`Family`]; `registry::FAMILIES` lists
-//! them in registration order, and everything module-wide (data types, ACL
-//! categories, commands, command docs, the INFO section) iterates that list.
+//! it. Each family module exports one [`Family`]; `families!` in lib.rs
+//! declares the modules and lists them in registration order (`FAMILIES`),
+//! and everything module-wide (data types, ACL categories, commands,
+//! command docs, the INFO section) iterates that list.
 
 use std::ffi::CStr;
 
@@ -13,6 +14,17 @@ use crate::ffi::command::CommandSpec;
 use crate::ffi::context::{Ctx, ModuleValue};
 use crate::ffi::datatype::{create, DataType};
 use crate::ffi::stats::TypeStats;
+
+/// Declares the family modules and `FAMILIES`, their `FAMILY` in this
+/// order, the registration order: the one line a new family adds.
+macro_rules! families {
+    ($($family:ident),* $(,)?) => {
+        $(mod $family;)*
+
+        /// Every family, in registration order.
+        pub static FAMILIES: &[&family::Family] = &[$(&$family::FAMILY),*];
+    };
+}
 
 /// Registers a data type with the server.
 pub type CreateType = fn(*mut RedisModuleCtx) -> Result<(), String>;

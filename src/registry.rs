@@ -1,20 +1,10 @@
-//! What the module registers: its identity and its families. Families
-//! provide their tables; `module` registers them, `info` reports on them.
+//! What the module registers: its identity and its families (listed by
+//! `families!` in lib.rs). Families provide their tables; `module`
+//! registers them, `info` reports on them.
 
 use std::ffi::c_int;
 
-use crate::family::Family;
-use crate::{apbf, bloom, cms, cuckoo, tdigest, topk};
-
-/// Every family: RedisBloom's in its registration order, then rsbloom's own.
-pub static FAMILIES: &[&Family] = &[
-    &bloom::FAMILY,
-    &cuckoo::FAMILY,
-    &cms::FAMILY,
-    &topk::FAMILY,
-    &tdigest::FAMILY,
-    &apbf::FAMILY,
-];
+pub use crate::FAMILIES;
 
 /// The RedisBloom release whose behaviour rsbloom matches (docs/module.md §1.1:
 /// clients compare this number); rsbloom's own version goes to the log.
@@ -23,8 +13,8 @@ pub const COMPAT_RELEASE: &str = "8.11.81";
 
 #[cfg(test)]
 mod tests {
-    use super::FAMILIES;
     use crate::command_docs::assert_c_arrays_terminated;
+    use crate::FAMILIES;
 
     /// Each family documents only its own registered commands, each once.
     #[test]

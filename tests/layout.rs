@@ -1,10 +1,12 @@
-//! Dependencies between the files of `src/` point one way (issue #23):
-//! families provide data, `registry`, `module`, `info` and the command-docs
-//! registry consume it; in `ffi/` the panic barrier sits below the context.
-//! This builds the graph of which file refers to which — `use` declarations
-//! and paths through `crate::`, `self::`, `super::`, child modules and
-//! imported module names, following `pub use` re-exports to the file that
-//! defines the item — and fails on any cycle between files.
+//! Dependencies point one way (issues #23, #28), in `src/` and `core/src/`:
+//! no cycle between the files of `src/`, and no arrow back up between
+//! folders: each crate stands on floors (`FLOORS`, docs/layout.md
+//! "Dependencies"), a file uses its own floor or those below, and on the
+//! families' floor a family folder uses no other one (allowed exceptions
+//! listed with their reason). The graph is built from the sources: `use`
+//! declarations and paths through `crate::`, `self::`, `super::`, child
+//! modules and imported module names, following `pub use` re-exports to the
+//! file that defines the item.
 //!
 //! No server needed: it reads the sources.
 use std::collections::{BTreeMap, BTreeSet};
@@ -220,8 +222,9 @@ fn parse(name: String, src: &str) -> File {
     }
 }
 
-/// Every `.rs` file under `dir`, keyed by its module path.
-fn load(src: &Path) -> BTreeMap<Module, File> {
+/// Every `.rs` file under `src` (named `<prefix>/<path>`), keyed by its
+/// module path.
+fn load(src: &Path, prefix: &str) -> BTreeMap<Module, File> {
     let mut files = BTreeMap::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -244,7 +247,7 @@ fn load(src: &Path) -> BTreeMap<Module, File> {
                 module.pop();
             }
             let text = std::fs::read_to_string(&path).expect("read source");
-            let name = format!("src/{}", rel.display());
+            let name = format!("{prefix}/{}", rel.display());
             files.insert(module, parse(name, &text));
         }
     }
@@ -378,6 +381,9 @@ impl Crate {
                     }
                 }
             }
+            for name in declared_families(f) {
+                targets.insert([module.clone(), vec![name]].concat());
+            }
             for path in inline_paths(f) {
                 let scope = self.scope(module, path.0);
                 if let Some(Target::Item(file) | Target::Module(file)) =
@@ -394,6 +400,22 @@ impl Crate {
         }
         graph
     }
+}
+
+/// The modules a `families!(a, b, …)` invocation declares (src/lib.rs).
+fn declared_families(f: &File) -> Vec<String> {
+    let t = &f.tokens;
+    let Some(at) =
+        (0..t.len()).find(|&i| t[i] == "families" && t.get(i + 1).is_some_and(|s| s == "!"))
+    else {
+        return Vec::new();
+    };
+    t[at + 3..]
+        .iter()
+        .take_while(|s| !")]}".contains(s.as_str()))
+        .filter(|s| *s != ",")
+        .cloned()
+        .collect()
 }
 
 /// `a::b::c` paths outside `use` declarations: (first token, segments).
@@ -468,9 +490,164 @@ fn cycles(graph: &Graph) -> Vec<Vec<String>> {
     s.found
 }
 
+fn graph_of(dir: &str) -> Graph {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    Crate::new(load(&src, dir)).graph()
+}
+
 fn src_graph() -> Graph {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    Crate::new(load(&src)).graph()
+    graph_of("src")
+}
+
+/// The floors of a crate, bottom first: a file may use files on its own
+/// floor or below, never above. On the families' floor each folder stands
+/// alone: a family uses no other family, unless `across` lets it.
+struct Floors {
+    dir: &'static str,
+    /// Path prefixes (below `dir`) of each floor, bottom first; the first
+    /// matching prefix wins, and a file no prefix matches is on the top.
+    floors: &'static [&'static [&'static str]],
+    /// The floor whose folders must not use each other.
+    families: usize,
+    /// Allowed arrows between family folders, or up a floor: (from, to)
+    /// prefixes, each with the reason.
+    allowed: &'static [(&'static str, &'static str, &'static str)],
+}
+
+const FLOORS: &[Floors] = &[
+    Floors {
+        dir: "src",
+        floors: &[
+            // The C API: uses nothing above it.
+            &["ffi/"],
+            // What every family fills in or reads.
+            &["family.rs", "command_docs.rs", "config.rs", "config/"],
+            &[
+                "bloom/",
+                "cuckoo/",
+                "cms/",
+                "topk/",
+                "tdigest/",
+                "apbf/",
+                "valkey_bloom/",
+            ],
+            // registry.rs, module.rs, info.rs, lib.rs: consume the families.
+        ],
+        families: 2,
+        allowed: &[(
+            "bloom/",
+            "valkey_bloom/",
+            "BF.* hands valkey-bloom's keys to its handlers (one command name, two types)",
+        )],
+    },
+    Floors {
+        dir: "core/src",
+        floors: &[
+            &[
+                "alloc.rs",
+                "hash.rs",
+                "rdb.rs",
+                "prefetch.rs",
+                "module_type.rs",
+                "dump/",
+            ],
+            // Redis number parsing, shared by the parsers and the configs.
+            &["args/mod.rs", "args/num.rs"],
+            &["config.rs", "config/"],
+            &[
+                "bloom/",
+                "cuckoo/",
+                "cms/",
+                "topk/",
+                "tdigest/",
+                "apbf/",
+                "valkey_bloom/",
+                // Parsers not yet in their family's folder (<family>/args.rs).
+                "args/",
+            ],
+            // lib.rs: the crate's table of types.
+        ],
+        families: 3,
+        allowed: &[
+            (
+                "args/",
+                "",
+                "EXPECTED TO GO: the parsers in args/<family>.rs move into <family>/args.rs (issue #28, core side)",
+            ),
+            (
+                "config/valkey_bloom.rs",
+                "args/valkey_bloom.rs",
+                "EXPECTED TO GO: valkey-bloom's config parsing uses its command parser (issue #28, core side)",
+            ),
+            (
+                "config/valkey_bloom.rs",
+                "valkey_bloom/args.rs",
+                "EXPECTED TO GO: as above, once the parser is in its family's folder",
+            ),
+        ],
+    },
+];
+
+impl Floors {
+    fn rel<'a>(&self, file: &'a str) -> &'a str {
+        file.strip_prefix(self.dir)
+            .and_then(|r| r.strip_prefix('/'))
+            .unwrap_or(file)
+    }
+
+    /// (floor, the prefix that placed it there).
+    fn place(&self, file: &str) -> (usize, &'static str) {
+        let rel = self.rel(file);
+        self.floors
+            .iter()
+            .enumerate()
+            .find_map(|(n, prefixes)| {
+                prefixes
+                    .iter()
+                    .find(|p| rel.starts_with(*p))
+                    .map(|p| (n, *p))
+            })
+            .unwrap_or((self.floors.len(), ""))
+    }
+
+    /// Every arrow that points up a floor, or across family folders.
+    fn violations(&self, graph: &Graph) -> Vec<String> {
+        let mut found = Vec::new();
+        for (a, targets) in graph {
+            for b in targets {
+                let ((fa, pa), (fb, pb)) = (self.place(a), self.place(b));
+                let (ra, rb) = (self.rel(a), self.rel(b));
+                let allowed = self
+                    .allowed
+                    .iter()
+                    .any(|(from, to, _)| ra.starts_with(from) && rb.starts_with(to));
+                let why = if fb > fa {
+                    "up a floor"
+                } else if fa == self.families && fb == fa && pa != pb {
+                    "across families"
+                } else {
+                    continue;
+                };
+                if !allowed {
+                    found.push(format!("  {a} -> {b} ({why})"));
+                }
+            }
+        }
+        found
+    }
+}
+
+#[test]
+fn no_arrow_back_up() {
+    let report: Vec<String> = FLOORS
+        .iter()
+        .flat_map(|floors| floors.violations(&graph_of(floors.dir)))
+        .collect();
+    assert!(
+        report.is_empty(),
+        "arrows back up (docs/layout.md \"Dependencies\"):\n{}",
+        report.join("\n")
+    );
 }
 
 #[test]
@@ -507,7 +684,7 @@ fn graph_has_the_known_edges() {
         ("src/bloom/commands.rs", "src/ffi/context.rs"),
         ("src/ffi/command.rs", "src/ffi/context.rs"),
         ("src/bloom/mod.rs", "src/bloom/docs.rs"),
-        ("src/registry.rs", "src/bloom/mod.rs"),
+        ("src/lib.rs", "src/bloom/mod.rs"),
         ("src/module.rs", "src/ffi/slot_migration.rs"),
     ] {
         assert!(has(a, b), "{a} -> {b} missing; {a} -> {:?}", graph.get(a));
@@ -548,4 +725,23 @@ fn cycles_are_found() {
 
 fn parse_file(src: &str) -> File {
     parse("test.rs".into(), src)
+}
+
+/// The floors rule finds an arrow up and one across, and lets an allowed one be.
+#[test]
+fn arrows_back_up_are_found() {
+    let src = &FLOORS[0];
+    let mut g = Graph::new();
+    for (a, b) in [
+        ("src/ffi/context.rs", "src/config.rs"),
+        ("src/cms/commands.rs", "src/topk/mod.rs"),
+        ("src/bloom/commands.rs", "src/valkey_bloom/mod.rs"),
+        ("src/cms/commands.rs", "src/ffi/context.rs"),
+        ("src/module.rs", "src/cms/mod.rs"),
+    ] {
+        g.entry(a.to_string()).or_default().insert(b.to_string());
+    }
+    let found = src.violations(&g);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].contains("up a floor") || found[1].contains("up a floor"));
 }

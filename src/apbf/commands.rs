@@ -11,7 +11,7 @@ use rsbloom_core::args::apbf::{
     parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
 };
 
-use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Lookup, RStr, ReplyError};
 
 const KEY_MISSING: ReplyError = ReplyError::Text("ERR APBF: key does not exist");
 const KEY_EXISTS: ReplyError = ReplyError::Text("ERR APBF: key already exists");
@@ -27,20 +27,6 @@ const FUTURE: ReplyError =
 /// skew between cluster nodes (a slot migration forwards the source's
 /// ticks), never a jump that would stop the window for years.
 const MAX_AHEAD_MS: u64 = 60_000;
-
-type Reply = Result<(), ReplyError>;
-
-fn found<R>(lookup: Lookup<R>) -> Result<R, ReplyError> {
-    match lookup {
-        Lookup::Found(f) => Ok(f),
-        Lookup::Missing => Err(KEY_MISSING),
-        Lookup::WrongType => Err(ReplyError::WrongType),
-    }
-}
-
-fn filter_mut<'k>(key: &'k mut Key<'_>) -> Result<&'k mut Apbf, ReplyError> {
-    found(key.get::<Apbf>())
-}
 
 /// Time windows on the master: ages the filter to the clock (starting it
 /// on the first write) and replicates the time used, ahead of the write.
@@ -60,11 +46,11 @@ fn age_to_clock(ctx: &Ctx, name: &RStr, f: &mut Apbf) {
 
 /// APBF.RESERVE key COUNT|TIME error capacity [timespan]: the arguments,
 /// then the key, which must not exist.
-pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let p = parse_reserve(args)?;
-    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+    let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
-    if !matches!(key.get::<Apbf>(), Lookup::Missing) {
+    if !key.get::<Apbf>().is_missing() {
         return Err(KEY_EXISTS);
     }
     let f = Apbf::new(p.window, p.error, p.capacity).map_err(|e| match e {
@@ -91,10 +77,10 @@ fn key_and_items(args: &[RStr]) -> Result<(&RStr, &[RStr]), ReplyError> {
 /// APBF.ADD key item [item ...]: inserts every item; per item 1 if it was
 /// absent before, 0 if already present (it is inserted again either way,
 /// which renews it).
-pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (name, items) = key_and_items(args)?;
     let mut key = ctx.open_key(name, true);
-    let f = filter_mut(&mut key)?;
+    let f = key.get::<Apbf>().or_missing(KEY_MISSING)?;
     age_to_clock(ctx, name, f);
     ctx.reply_array(items.len());
     for item in items {
@@ -106,14 +92,10 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
 
 /// APBF.EXISTS key item [item ...]: per item 1 if added within the
 /// window; a missing key remembers nothing (all 0).
-pub fn exists(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn exists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (name, items) = key_and_items(args)?;
     let key = ctx.open_key(name, false);
-    let f = match key.get_shared::<Apbf>() {
-        Lookup::Found(f) => Some(f),
-        Lookup::Missing => None,
-        Lookup::WrongType => return Err(ReplyError::WrongType),
-    };
+    let f = key.get_shared::<Apbf>().optional()?;
     let now = ctx.now_ms();
     ctx.reply_array(items.len());
     for item in items {
@@ -132,12 +114,12 @@ enum Field {
 }
 
 /// APBF.INFO key: parameters and state as a map (docs/apbf.md §5.4).
-pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name] = args else {
         return Err(ReplyError::WrongArity);
     };
     let key = ctx.open_key(name, false);
-    let f = found(key.get_shared::<Apbf>())?;
+    let f = key.get_shared::<Apbf>().or_missing(KEY_MISSING)?;
     let h = f.header();
     let time = h.is_time();
     let fields = [
@@ -182,12 +164,12 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
 
 /// APBF.SCANDUMP key iterator: arity → key → iterator; `[next, data]`,
 /// `[0, ""]` past the end.
-pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, iter] = args else {
         return Err(ReplyError::WrongArity);
     };
     let key = ctx.open_key(name, false);
-    let f = found(key.get_shared::<Apbf>())?;
+    let f = key.get_shared::<Apbf>().or_missing(KEY_MISSING)?;
     let iter = parse_scandump_iter(iter.as_ref())?;
     ctx.reply_array(2);
     match f.scandump(iter) {
@@ -206,20 +188,16 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
 /// APBF.LOADCHUNK key iterator data: arity → iterator → key. Iterator 1
 /// (the header) creates the filter, replacing an APBF value there; the
 /// others fill an existing one.
-pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> Reply {
-    let [_, name, iter, data] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    let iter = parse_loadchunk_iter(iter.as_ref())?;
-    let data = data.as_ref();
-    let mut key = ctx.open_key(name, true);
+pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let (mut key, iter, data) = loadchunk_args(ctx, args, parse_loadchunk_iter)?;
     if iter == 1 {
         if let Lookup::WrongType = key.get::<Apbf>() {
             return Err(ReplyError::WrongType);
         }
         key.set(Box::new(Apbf::from_header(data).map_err(chunk_error)?));
     } else {
-        filter_mut(&mut key)?
+        key.get::<Apbf>()
+            .or_missing(KEY_MISSING)?
             .load_chunk(iter, data)
             .map_err(chunk_error)?;
     }
@@ -242,13 +220,13 @@ fn chunk_error(e: ChunkError) -> ReplyError {
 /// APBF.TICK key unix-ms: ages a time window to that time; the number of
 /// shifts applied. On a master a client may not name a time more than
 /// `MAX_AHEAD_MS` past its clock.
-pub fn tick(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, ms] = args else {
         return Err(ReplyError::WrongArity);
     };
     let ms = parse_timestamp(ms.as_ref())?;
     let mut key = ctx.open_key(name, true);
-    let f = filter_mut(&mut key)?;
+    let f = key.get::<Apbf>().or_missing(KEY_MISSING)?;
     if !f.header().is_time() {
         return Err(NOT_TIME);
     }

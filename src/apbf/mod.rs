@@ -12,22 +12,12 @@ pub static FAMILY: Family = Family::of::<rsbloom_core::apbf::Apbf>(c"apbf", COMM
 
 /// APBF.EXISTS and APBF.INFO only read (a time window is aged virtually,
 /// docs/apbf.md §4.2); APBF.TICK carries the master's clock to replicas.
-static COMMANDS: &[CommandSpec] = &[
-    command!(
-        "apbf.reserve",
-        commands::reserve,
-        "write deny-oom",
-        "write fast apbf"
-    ),
-    command!("apbf.add", commands::add, "write deny-oom", "write apbf"),
-    command!("apbf.exists", commands::exists, "readonly", "read apbf"),
-    command!("apbf.info", commands::info, "readonly", "read fast apbf"),
-    command!("apbf.scandump", commands::scandump, "readonly", "read apbf"),
-    command!(
-        "apbf.loadchunk",
-        commands::loadchunk,
-        "write deny-oom",
-        "write apbf"
-    ),
-    command!("apbf.tick", commands::tick, "write", "write fast apbf"),
-];
+static COMMANDS: &[CommandSpec] = commands!("apbf";
+    "apbf.reserve" => commands::reserve, write "deny-oom", acl fast;
+    "apbf.add" => commands::add, write "deny-oom";
+    "apbf.exists" => commands::exists, readonly;
+    "apbf.info" => commands::info, readonly, acl fast;
+    "apbf.scandump" => commands::scandump, readonly;
+    "apbf.loadchunk" => commands::loadchunk, write "deny-oom";
+    "apbf.tick" => commands::tick, write, acl fast;
+);

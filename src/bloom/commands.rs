@@ -10,7 +10,7 @@ use rsbloom_core::config::BloomFlavor;
 use rsbloom_core::valkey_bloom::Object;
 
 use crate::config;
-use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError, Value};
+use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Key, Lookup, RStr, ReplyError, Value};
 use crate::valkey_bloom;
 
 const NOT_FOUND: &str = "ERR not found";
@@ -20,8 +20,6 @@ const NO_MEMORY: &str = "ERR Insufficient memory to create filter";
 const FULL: &str = "ERR non scaling filter is full";
 const INSERT_FAILED: &str = "ERR problem inserting into filter";
 const BAD_DATA: &str = "ERR received bad data";
-
-type Reply = Result<(), ReplyError>;
 
 /// A new chain as BF.RESERVE step 6 describes it.
 fn create_chain(p: &BfReserve) -> Result<Box<Chain>, ReplyError> {
@@ -63,19 +61,10 @@ fn flavor_of(key: &Key<'_>) -> BloomFlavor {
     }
 }
 
-/// The chain of a key that must hold one (`ERR not found` / WRONGTYPE).
-fn existing_chain<'k>(key: &'k mut Key<'_>) -> Result<&'k mut Chain, ReplyError> {
-    match key.get::<Chain>() {
-        Lookup::Found(chain) => Ok(chain),
-        Lookup::Missing => Err(ReplyError::Text(NOT_FOUND)),
-        Lookup::WrongType => Err(ReplyError::WrongType),
-    }
-}
-
 // ---- BF.RESERVE ----
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
-pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     if config::flavor() == BloomFlavor::ValkeyBloom {
         return valkey_bloom::reserve(ctx, args);
     }
@@ -134,7 +123,7 @@ fn insert(
     items_at: usize,
     single: bool,
     create: Option<impl FnOnce() -> BfReserve>,
-) -> Reply {
+) -> CmdResult {
     let Some(items) = args.get(items_at..) else {
         return Err(ReplyError::WrongArity);
     };
@@ -177,8 +166,8 @@ fn autocreate() -> BfReserve {
 
 /// BF.ADD and BF.MADD: the item count is the only argument check, the
 /// key's flavour decides the rest.
-fn add_to_key(ctx: &Ctx, args: &[RStr], single: bool) -> Reply {
-    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+fn add_to_key(ctx: &Ctx, args: &[RStr], single: bool) -> CmdResult {
+    let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
     match flavor_of(&key) {
         BloomFlavor::ValkeyBloom => valkey_bloom::add(ctx, args, &mut key, single),
@@ -187,7 +176,7 @@ fn add_to_key(ctx: &Ctx, args: &[RStr], single: bool) -> Reply {
 }
 
 /// BF.ADD key item
-pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     if args.len() != 3 {
         return Err(ReplyError::WrongArity);
     }
@@ -195,7 +184,7 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
 }
 
 /// BF.MADD key item [item ...]
-pub fn madd(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn madd(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     if args.len() < 3 {
         return Err(ReplyError::WrongArity);
     }
@@ -205,11 +194,11 @@ pub fn madd(ctx: &Ctx, args: &[RStr]) -> Reply {
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
 /// (valkey-bloom's grammar under its flavour); the items go into an
 /// existing filter of either flavour, which answers them.
-pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let replayed_creation = ctx.must_obey() && valkey_bloom::is_replicated_creation(args);
     if replayed_creation || config::flavor() == BloomFlavor::ValkeyBloom {
         let opts = valkey_bloom::parse_insert_checked(ctx, args)?;
-        let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+        let name = arg(args, 1)?;
         let mut key = ctx.open_key(name, true);
         if key.kind().is::<Chain>() {
             return insert(
@@ -225,7 +214,7 @@ pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
     }
     let opts = parse_bf_insert(args, &config::get())?;
     let items_at = opts.items_at;
-    let name = args.get(1).ok_or(ReplyError::WrongArity)?;
+    let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
     if key.kind().is::<Object>() {
         return valkey_bloom::insert_existing(ctx, args, items_at, &mut key);
@@ -239,7 +228,7 @@ pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> Reply {
 /// Replies one answer per item (an array unless `single`). RedisBloom's
 /// flavour: a missing key or a key of another type holds nothing
 /// (docs/module.md §4: 0, not WRONGTYPE).
-fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> Reply {
+fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> CmdResult {
     let mut key = ctx.open_key(name, false);
     if flavor_of(&key) == BloomFlavor::ValkeyBloom {
         return valkey_bloom::exists(ctx, &mut key, items, single);
@@ -255,7 +244,7 @@ fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> Reply {
 }
 
 /// BF.EXISTS key item
-pub fn exists(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn exists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, item] = args else {
         return Err(ReplyError::WrongArity);
     };
@@ -263,7 +252,7 @@ pub fn exists(ctx: &Ctx, args: &[RStr]) -> Reply {
 }
 
 /// BF.MEXISTS key item [item ...]
-pub fn mexists(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn mexists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, items @ ..] = args else {
         return Err(ReplyError::WrongArity);
     };
@@ -300,7 +289,7 @@ fn reply_info_value(ctx: &Ctx, chain: &Chain, field: InfoField) {
 }
 
 /// BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION]
-pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (name, field) = match args {
         [_, name] => (name, None),
         [_, name, field] => (name, Some(field)),
@@ -310,7 +299,7 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
     if let Lookup::Found(obj) = key.get_shared::<Object>() {
         return valkey_bloom::info_reply(ctx, obj, field);
     }
-    let chain = existing_chain(&mut key)?;
+    let chain = key.get::<Chain>().or_missing(ReplyError::Text(NOT_FOUND))?;
     let Some(field) = field else {
         const ALL: [InfoField; 5] = [
             InfoField::Capacity,
@@ -339,7 +328,7 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
 }
 
 /// BF.CARD key
-pub fn card(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn card(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name] = args else {
         return Err(ReplyError::WrongArity);
     };
@@ -347,21 +336,24 @@ pub fn card(ctx: &Ctx, args: &[RStr]) -> Reply {
     if flavor_of(&key) == BloomFlavor::ValkeyBloom {
         return valkey_bloom::card(ctx, &mut key);
     }
-    match key.get::<Chain>() {
-        Lookup::Found(chain) => ctx.reply_u64(chain.items()),
-        Lookup::Missing => ctx.reply_int(0),
-        Lookup::WrongType => return Err(ReplyError::WrongType),
-    }
+    let items = key
+        .get::<Chain>()
+        .optional()?
+        .map_or(0, |chain| chain.items());
+    ctx.reply_u64(items);
     Ok(())
 }
 
 /// BF.DEBUG key
-pub fn debug(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn debug(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name] = args else {
         return Err(ReplyError::WrongArity);
     };
     let mut key = ctx.open_key(name, false);
-    let lines = existing_chain(&mut key)?.debug_lines();
+    let lines = key
+        .get::<Chain>()
+        .or_missing(ReplyError::Text(NOT_FOUND))?
+        .debug_lines();
     ctx.reply_array(lines.len());
     for line in &lines {
         ctx.reply_bulk(line.as_bytes());
@@ -372,12 +364,12 @@ pub fn debug(ctx: &Ctx, args: &[RStr]) -> Reply {
 // ---- BF.SCANDUMP / BF.LOADCHUNK ----
 
 /// BF.SCANDUMP key iterator (docs/bloom.md §10): arity → key → iterator.
-pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, iter] = args else {
         return Err(ReplyError::WrongArity);
     };
     let mut key = ctx.open_key(name, false);
-    let chain = existing_chain(&mut key)?;
+    let chain = key.get::<Chain>().or_missing(ReplyError::Text(NOT_FOUND))?;
     let iter = parse_scandump_iter(iter.as_ref())?;
     ctx.reply_array(2);
     if iter == 0 {
@@ -392,13 +384,8 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> Reply {
 }
 
 /// BF.LOADCHUNK key iterator data (docs/bloom.md §10): arity → iterator → key.
-pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> Reply {
-    let [_, name, iter, data] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    let iter = parse_loadchunk_iter(iter.as_ref())?;
-    let data = data.as_ref();
-    let mut key = ctx.open_key(name, true);
+pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let (mut key, iter, data) = loadchunk_args(ctx, args, parse_loadchunk_iter)?;
     match key.get::<Chain>() {
         Lookup::Missing if iter == 1 => {
             let chain = Chain::from_header(data).map_err(|_| ReplyError::Text(BAD_DATA))?;

@@ -15,135 +15,35 @@ pub static FAMILY: Family =
         .with_second_flavor(VALKEY_BLOOM_COMMANDS, crate::valkey_bloom::create_type);
 
 /// Flags and ACL categories exactly as docs/module.md §2.1 lists them.
-static COMMANDS: &[CommandSpec] = &[
-    command!(
-        "bf.reserve",
-        commands::reserve,
-        "write deny-oom",
-        "write fast bloom"
-    ),
-    command!("bf.add", commands::add, "write deny-oom", "write bloom"),
-    command!("bf.madd", commands::madd, "write deny-oom", "write bloom"),
-    command!(
-        "bf.insert",
-        commands::insert_cmd,
-        "write deny-oom",
-        "write bloom"
-    ),
-    command!("bf.exists", commands::exists, "readonly fast", "read bloom"),
-    command!(
-        "bf.mexists",
-        commands::mexists,
-        "readonly fast",
-        "read bloom"
-    ),
-    command!(
-        "bf.info",
-        commands::info,
-        "readonly fast",
-        "read fast bloom"
-    ),
-    command!(
-        "bf.card",
-        commands::card,
-        "readonly fast",
-        "read fast bloom"
-    ),
-    command!("bf.debug", commands::debug, "readonly fast", "read bloom"),
-    command!(
-        "bf.scandump",
-        commands::scandump,
-        "readonly fast",
-        "read bloom"
-    ),
-    command!(
-        "bf.loadchunk",
-        commands::loadchunk,
-        "write deny-oom",
-        "write bloom"
-    ),
-    command!(
-        "bf.load",
-        crate::valkey_bloom::load,
-        "write deny-oom",
-        "write bloom"
-    ),
-];
+static COMMANDS: &[CommandSpec] = commands!("bloom";
+    "bf.reserve" => commands::reserve, write "deny-oom", acl fast;
+    "bf.add" => commands::add, write "deny-oom";
+    "bf.madd" => commands::madd, write "deny-oom";
+    "bf.insert" => commands::insert_cmd, write "deny-oom";
+    "bf.exists" => commands::exists, readonly "fast";
+    "bf.mexists" => commands::mexists, readonly "fast";
+    "bf.info" => commands::info, readonly "fast", acl fast;
+    "bf.card" => commands::card, readonly "fast", acl fast;
+    "bf.debug" => commands::debug, readonly "fast";
+    "bf.scandump" => commands::scandump, readonly "fast";
+    "bf.loadchunk" => commands::loadchunk, write "deny-oom";
+    "bf.load" => crate::valkey_bloom::load, write "deny-oom";
+);
 
 /// valkey-bloom's registration (COMPAT-VALKEY-BLOOM §1.2): upper-case names
 /// (arity errors say `'BF.ADD'`), `fast` on the writes, no metadata (arity
 /// -1); RedisBloom's chunk and debug commands stay for its filters.
-static VALKEY_BLOOM_COMMANDS: &[CommandSpec] = &[
-    command!(
-        "BF.RESERVE" as "bf.reserve",
-        commands::reserve,
-        "write deny-oom fast",
-        "write fast bloom"
-    ),
-    command!(
-        "BF.ADD" as "bf.add",
-        commands::add,
-        "write deny-oom fast",
-        "write fast bloom"
-    ),
-    command!(
-        "BF.MADD" as "bf.madd",
-        commands::madd,
-        "write deny-oom fast",
-        "write fast bloom"
-    ),
-    command!(
-        "BF.INSERT" as "bf.insert",
-        commands::insert_cmd,
-        "write deny-oom fast",
-        "write fast bloom"
-    ),
-    command!(
-        "BF.EXISTS" as "bf.exists",
-        commands::exists,
-        "readonly fast",
-        "read fast bloom"
-    ),
-    command!(
-        "BF.MEXISTS" as "bf.mexists",
-        commands::mexists,
-        "readonly fast",
-        "read fast bloom"
-    ),
-    command!(
-        "BF.INFO" as "bf.info",
-        commands::info,
-        "readonly fast",
-        "read fast bloom"
-    ),
-    command!(
-        "BF.CARD" as "bf.card",
-        commands::card,
-        "readonly fast",
-        "read fast bloom"
-    ),
-    command!(
-        "BF.LOAD" as "bf.load",
-        crate::valkey_bloom::load,
-        "write deny-oom",
-        "write bloom"
-    ),
-    command!(
-        "BF.DEBUG" as "bf.debug",
-        commands::debug,
-        "readonly fast",
-        "read bloom"
-    ),
-    command!(
-        "BF.SCANDUMP" as "bf.scandump",
-        commands::scandump,
-        "readonly fast",
-        "read bloom"
-    ),
-    command!(
-        "BF.LOADCHUNK" as "bf.loadchunk",
-        commands::loadchunk,
-        "write deny-oom",
-        "write bloom"
-    ),
-];
+static VALKEY_BLOOM_COMMANDS: &[CommandSpec] = commands!("bloom";
+    "BF.RESERVE" as "bf.reserve" => commands::reserve, write "deny-oom fast", acl fast;
+    "BF.ADD" as "bf.add" => commands::add, write "deny-oom fast", acl fast;
+    "BF.MADD" as "bf.madd" => commands::madd, write "deny-oom fast", acl fast;
+    "BF.INSERT" as "bf.insert" => commands::insert_cmd, write "deny-oom fast", acl fast;
+    "BF.EXISTS" as "bf.exists" => commands::exists, readonly "fast", acl fast;
+    "BF.MEXISTS" as "bf.mexists" => commands::mexists, readonly "fast", acl fast;
+    "BF.INFO" as "bf.info" => commands::info, readonly "fast", acl fast;
+    "BF.CARD" as "bf.card" => commands::card, readonly "fast", acl fast;
+    "BF.LOAD" as "bf.load" => crate::valkey_bloom::load, write "deny-oom";
+    "BF.DEBUG" as "bf.debug" => commands::debug, readonly "fast";
+    "BF.SCANDUMP" as "bf.scandump" => commands::scandump, readonly "fast";
+    "BF.LOADCHUNK" as "bf.loadchunk" => commands::loadchunk, write "deny-oom";
+);

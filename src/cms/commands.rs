@@ -10,7 +10,7 @@ use rsbloom_core::cms::{
     Rejected, Source,
 };
 
-use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
+use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
 
 const KEY_MISSING: ReplyError = ReplyError::Text("CMS: key does not exist");
 const KEY_EXISTS: ReplyError = ReplyError::Text("CMS: key already exists");
@@ -23,26 +23,6 @@ const CELL_SIZE_DIFFERS: ReplyError = ReplyError::Text("CMS: cell size is not eq
 const LEGACY_CELL_SIZE: ReplyError =
     ReplyError::Text("CMS: CELL_SIZE must be 4 while bf.cms-rdb-encoding is 0");
 
-type Reply = Result<(), ReplyError>;
-
-/// The sketch of a key opened for writing (§5.1 key errors).
-fn sketch_mut<'k>(key: &'k mut Key<'_>) -> Result<&'k mut CountMinSketch, ReplyError> {
-    found(key.get::<CountMinSketch>())
-}
-
-/// The sketch of a key, read only.
-fn sketch<'k>(key: &'k Key<'_>) -> Result<&'k CountMinSketch, ReplyError> {
-    found(key.get_shared::<CountMinSketch>())
-}
-
-fn found<R>(lookup: Lookup<R>) -> Result<R, ReplyError> {
-    match lookup {
-        Lookup::Found(s) => Ok(s),
-        Lookup::Missing => Err(KEY_MISSING),
-        Lookup::WrongType => Err(ReplyError::WrongType),
-    }
-}
-
 // ---- CMS.INITBYDIM / CMS.INITBYPROB (§5.2, §5.3) ----
 
 /// The shared path: two numbers after the key, which must not exist (of
@@ -52,19 +32,19 @@ fn init(
     ctx: &Ctx,
     args: &[RStr],
     dims: impl FnOnce(&[u8], &[u8]) -> Result<(u64, u64), ReplyError>,
-) -> Reply {
+) -> CmdResult {
     init_arity(args.len())?;
     let [_, name, a, b, options @ ..] = args else {
         return Err(ReplyError::WrongArity);
     };
     let mut key = ctx.open_key(name, true);
-    if !matches!(key.get::<CountMinSketch>(), Lookup::Missing) {
+    if !key.get::<CountMinSketch>().is_missing() {
         return Err(KEY_EXISTS);
     }
     let (width, depth) = dims(a.as_ref(), b.as_ref())?;
     check_dims(width, depth).map_err(create_error)?;
     let cell_size = parse_cell_size(options)?;
-    if cell_size != CellSize::Four && super::encoding::legacy_encoding() {
+    if cell_size != CellSize::Four && crate::config::cms_legacy_encoding() {
         return Err(LEGACY_CELL_SIZE);
     }
     let sketch = CountMinSketch::new(width, depth, cell_size).map_err(create_error)?;
@@ -82,12 +62,12 @@ fn create_error(e: CreateError) -> ReplyError {
 }
 
 /// CMS.INITBYDIM key width depth [CELL_SIZE size]
-pub fn initbydim(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn initbydim(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     init(ctx, args, |w, d| Ok(parse_dims(w, d)?))
 }
 
 /// CMS.INITBYPROB key error probability [CELL_SIZE size]
-pub fn initbyprob(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn initbyprob(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     init(ctx, args, |e, p| {
         let (error, probability) = parse_error_prob(e, p)?;
         dims_for_error(error, probability).ok_or(create_error(CreateError::Invalid))
@@ -117,7 +97,7 @@ fn reply_incremented(ctx: &Ctx, r: Incremented) {
 /// CMS.INCRBY key item increment [item increment ...]: every increment is
 /// checked before any is applied; the reply has one element per pair, and
 /// the command is replicated even when every pair was refused.
-pub fn incrby(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     incrby_arity(args.len())?;
     let [_, name, rest @ ..] = args else {
         return Err(ReplyError::WrongArity);
@@ -125,7 +105,7 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> Reply {
     let (pairs, _) = rest.as_chunks::<2>();
     // Opened for writing: WATCH and client-side caching see the change.
     let mut key = ctx.open_key(name, true);
-    let s = sketch_mut(&mut key)?;
+    let s = key.get::<CountMinSketch>().or_missing(KEY_MISSING)?;
     for [_, inc] in pairs {
         parse_increment(inc.as_ref())?;
     }
@@ -140,7 +120,7 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> Reply {
 // ---- CMS.QUERY (§5.5) ----
 
 /// CMS.QUERY key item [item ...]
-pub fn query(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn query(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, items @ ..] = args else {
         return Err(ReplyError::WrongArity);
     };
@@ -148,7 +128,7 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> Reply {
         return Err(ReplyError::WrongArity);
     }
     let key = ctx.open_key(name, false);
-    let s = sketch(&key)?;
+    let s = key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?;
     ctx.reply_array(items.len());
     s.query_batch(items, |v| {
         ctx.reply_int(i64::try_from(v).unwrap_or(i64::MAX))
@@ -161,12 +141,14 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> Reply {
 /// CMS.MERGE destination numKeys source [source ...] [WEIGHTS weight ...]:
 /// the destination, the shape of the call, then per source its weight, its
 /// key, its dimensions and its cell size, in that order.
-pub fn merge(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, _, _, ..] = args else {
         return Err(ReplyError::WrongArity);
     };
     let mut dest_key = ctx.open_key(name, true);
-    sketch(&dest_key)?;
+    dest_key
+        .get_shared::<CountMinSketch>()
+        .or_missing(KEY_MISSING)?;
     let shape = parse_merge(args)?;
     let arg = |i: usize| args.get(i).map_or(&[][..], AsRef::as_ref);
     let mut sources = Vec::with_capacity(shape.num_keys);
@@ -177,8 +159,10 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> Reply {
         };
         let source = args.get(shape.source_at(i)).ok_or(ReplyError::WrongArity)?;
         let key = ctx.open_key(source, false);
-        sketch(&dest_key)?
-            .mergeable(sketch(&key)?)
+        dest_key
+            .get_shared::<CountMinSketch>()
+            .or_missing(KEY_MISSING)?
+            .mergeable(key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?)
             .map_err(merge_error)?;
         sources.push((key, weight));
     }
@@ -188,13 +172,13 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> Reply {
         .iter()
         .map(|(k, _)| k.same_value(&dest_key))
         .collect();
-    let dest = sketch_mut(&mut dest_key)?;
+    let dest = dest_key.get::<CountMinSketch>().or_missing(KEY_MISSING)?;
     let mut list = Vec::with_capacity(sources.len());
     for ((key, weight), is_dest) in sources.iter().zip(is_dest) {
         let s = if is_dest {
             Source::Destination
         } else {
-            Source::Other(sketch(key)?)
+            Source::Other(key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?)
         };
         list.push((s, *weight));
     }
@@ -215,12 +199,12 @@ fn merge_error(e: MergeError) -> ReplyError {
 // ---- CMS.INFO (§5.7) ----
 
 /// CMS.INFO key: width, depth, the total and the cell size.
-pub fn info(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name] = args else {
         return Err(ReplyError::WrongArity);
     };
     let key = ctx.open_key(name, false);
-    let s = sketch(&key)?;
+    let s = key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?;
     let fields = [
         ("width", s.width() as i64),
         ("depth", s.depth() as i64),

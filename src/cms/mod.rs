@@ -3,7 +3,6 @@
 mod commands;
 mod datatype;
 mod docs;
-pub mod encoding;
 
 use crate::family::Family;
 use crate::ffi::command::CommandSpec;
@@ -13,26 +12,11 @@ pub static FAMILY: Family =
 
 /// Flags and ACL categories exactly as RedisBloom 8.x registers them:
 /// the INIT commands are in `@fast` without the `fast` flag.
-static COMMANDS: &[CommandSpec] = &[
-    command!(
-        "cms.initbydim",
-        commands::initbydim,
-        "write deny-oom",
-        "write fast cms"
-    ),
-    command!(
-        "cms.initbyprob",
-        commands::initbyprob,
-        "write deny-oom",
-        "write fast cms"
-    ),
-    command!(
-        "cms.incrby",
-        commands::incrby,
-        "write deny-oom",
-        "write cms"
-    ),
-    command!("cms.query", commands::query, "readonly", "read cms"),
-    command!("cms.merge", commands::merge, "write deny-oom", "write cms"),
-    command!("cms.info", commands::info, "readonly", "read fast cms"),
-];
+static COMMANDS: &[CommandSpec] = commands!("cms";
+    "cms.initbydim" => commands::initbydim, write "deny-oom", acl fast;
+    "cms.initbyprob" => commands::initbyprob, write "deny-oom", acl fast;
+    "cms.incrby" => commands::incrby, write "deny-oom";
+    "cms.query" => commands::query, readonly;
+    "cms.merge" => commands::merge, write "deny-oom";
+    "cms.info" => commands::info, readonly, acl fast;
+);

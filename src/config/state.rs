@@ -1,10 +1,13 @@
-//! The configuration's state: the core's `Config` behind a lock, and the
+//! The configuration's state: the core's `Config` behind a lock, the
+//! settings the server fixes at load (flavour, CMS encoding), and the
 //! helpers every config registration shares.
 
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{LazyLock, Mutex, OnceLock, RwLock, RwLockReadGuard};
 
 use redis_module::raw::{self, RedisModuleString};
+use rsbloom_core::cms::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
 use rsbloom_core::config::{BloomFlavor, Config};
 
 static CONFIG: LazyLock<RwLock<Config>> = LazyLock::new(|| RwLock::new(Config::default()));
@@ -35,6 +38,25 @@ pub fn with_mut<R>(f: impl FnOnce(&mut Config) -> R) -> R {
 /// Records the flavour the commands are registered with (once, at load).
 pub fn fix_flavor_at_load() {
     let _ = FLAVOR_AT_LOAD.set(flavor());
+}
+
+/// `bf.cms-rdb-encoding` (docs/cms.md §6.5): set once, while the module
+/// loads, before the CMS data type is registered with it.
+static CMS_RDB_ENCODING: AtomicI32 = AtomicI32::new(ENCODING_VERSION);
+
+/// The encoding CMS values are written in (and the type registered with).
+pub fn cms_rdb_encoding() -> i32 {
+    CMS_RDB_ENCODING.load(Ordering::Relaxed)
+}
+
+pub fn set_cms_rdb_encoding(v: i32) {
+    CMS_RDB_ENCODING.store(v, Ordering::Relaxed)
+}
+
+/// Whether CMS values are written as RedisBloom before 8.12 reads them:
+/// only 4-byte sketches may then exist.
+pub fn cms_legacy_encoding() -> bool {
+    cms_rdb_encoding() == LEGACY_ENCODING_VERSION
 }
 
 /// A server string for a config getter to return: the server reads it

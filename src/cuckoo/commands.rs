@@ -10,17 +10,10 @@ use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, In
 use rsbloom_core::prefetch::pipelined;
 
 use crate::config;
-use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError, Value};
-
-type CmdResult = Result<(), ReplyError>;
+use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, RStr, ReplyError, Value};
 
 const NOT_FOUND: ReplyError = ReplyError::Text("ERR not found");
-
-/// `argv[i]`, or a wrong-arity error (arity is checked before any use, so
-/// this only guards against a mistake in that check).
-fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
-    args.get(i).ok_or(ReplyError::WrongArity)
-}
+const ITEM_EXISTS: ReplyError = ReplyError::Text("ERR item exists");
 
 fn exact_arity(args: &[RStr], n: usize) -> CmdResult {
     if args.len() == n {
@@ -30,35 +23,13 @@ fn exact_arity(args: &[RStr], n: usize) -> CmdResult {
     }
 }
 
-/// The filter stored at an open key: `ERR not found` when missing.
-fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut CuckooFilter, ReplyError> {
-    match key.get::<CuckooFilter>() {
-        Lookup::Found(cf) => Ok(cf),
-        Lookup::WrongType => Err(ReplyError::WrongType),
-        Lookup::Missing => Err(NOT_FOUND),
-    }
-}
-
-/// A cuckoo filter at the key, if it holds one (readers that treat a missing
-/// key and a key of another type alike).
-fn cuckoo_at<'k>(key: &'k mut Key<'_>) -> Option<&'k mut CuckooFilter> {
-    match key.get::<CuckooFilter>() {
-        Lookup::Found(cf) => Some(cf),
-        Lookup::Missing | Lookup::WrongType => None,
-    }
-}
-
 // ---------------------------------------------------------------------------
 // CF.RESERVE
 
 pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let params = parse_cf_reserve(args, &config::get())?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    match key.get::<CuckooFilter>() {
-        Lookup::Found(_) => return Err(ReplyError::Text("ERR item exists")),
-        Lookup::WrongType => return Err(ReplyError::WrongType),
-        Lookup::Missing => {}
-    }
+    key.get::<CuckooFilter>().vacant(ITEM_EXISTS)?;
     key.set(Box::new(create(params)?));
     ctx.reply_ok();
     ctx.propagate();
@@ -241,7 +212,10 @@ pub fn exists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 3)?;
     let h = hash_item(arg(args, 2)?.as_ref());
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let found = cuckoo_at(&mut key).is_some_and(|cf| cf.contains(h));
+    let found = key
+        .get::<CuckooFilter>()
+        .found()
+        .is_some_and(|cf| cf.contains(h));
     ctx.reply_bool(found);
     Ok(())
 }
@@ -251,7 +225,7 @@ pub fn mexists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     }
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let cf = cuckoo_at(&mut key);
+    let cf = key.get::<CuckooFilter>().found();
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
     let Some(cf) = cf.as_deref() else {
@@ -275,7 +249,10 @@ pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 3)?;
     let h = hash_item(arg(args, 2)?.as_ref());
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let n = cuckoo_at(&mut key).map_or(0, |cf| cf.count(h));
+    let n = key
+        .get::<CuckooFilter>()
+        .found()
+        .map_or(0, |cf| cf.count(h));
     ctx.reply_u64(n);
     Ok(())
 }
@@ -286,7 +263,10 @@ pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn del(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 3)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Not found"))?;
+    let cf = key
+        .get::<CuckooFilter>()
+        .found()
+        .ok_or(ReplyError::Text("Not found"))?;
     ctx.propagate();
     let deleted = cf.delete(hash_item(arg(args, 2)?.as_ref()));
     ctx.reply_bool(deleted);
@@ -296,7 +276,10 @@ pub fn del(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn compact(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    let cf = cuckoo_at(&mut key).ok_or(ReplyError::Text("Cuckoo filter was not found"))?;
+    let cf = key
+        .get::<CuckooFilter>()
+        .found()
+        .ok_or(ReplyError::Text("Cuckoo filter was not found"))?;
     // Flagged readonly (as in RedisBloom), so it runs while writes are
     // paused, when it may not replicate: compaction only changes the
     // layout, so it is skipped then.
@@ -314,7 +297,7 @@ pub fn compact(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let cf = existing(&mut key)?;
+    let cf = key.get::<CuckooFilter>().or_missing(NOT_FOUND)?;
     let fields = [
         ("Size", cf.size_bytes()),
         ("Number of buckets", cf.num_buckets()),
@@ -336,7 +319,7 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn debug(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let cf = existing(&mut key)?;
+    let cf = key.get::<CuckooFilter>().or_missing(NOT_FOUND)?;
     ctx.reply_bulk(cf.debug_string().as_bytes());
     Ok(())
 }
@@ -348,7 +331,7 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args, 3)?;
     let pos = parse_scandump_pos(arg(args, 2)?.as_ref())?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let cf = existing(&mut key)?;
+    let cf = key.get::<CuckooFilter>().or_missing(NOT_FOUND)?;
     ctx.reply_array(2);
     let chunk = if cf.num_items() == 0 {
         None
@@ -373,16 +356,9 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    exact_arity(args, 4)?;
-    let pos = parse_loadchunk_pos(arg(args, 2)?.as_ref())?;
-    let data = arg(args, 3)?.as_ref();
-    let mut key = ctx.open_key(arg(args, 1)?, true);
+    let (mut key, pos, data) = loadchunk_args(ctx, args, parse_loadchunk_pos)?;
     if pos == 1 {
-        match key.get::<CuckooFilter>() {
-            Lookup::Found(_) => return Err(ReplyError::Text("ERR item exists")),
-            Lookup::WrongType => return Err(ReplyError::WrongType),
-            Lookup::Missing => {}
-        }
+        key.get::<CuckooFilter>().vacant(ITEM_EXISTS)?;
         let max_bucket_size = u16::try_from(config::get().cf_bucket_size_max()).unwrap_or(255);
         let cf = CuckooFilter::from_header(data, max_bucket_size).map_err(|e| {
             ReplyError::Text(match e {
@@ -392,7 +368,8 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         })?;
         key.set(Box::new(cf));
     } else {
-        existing(&mut key)?
+        key.get::<CuckooFilter>()
+            .or_missing(NOT_FOUND)?
             .load_chunk(pos, data)
             .map_err(|_| ReplyError::Text("Couldn't load chunk!"))?;
     }

@@ -63,10 +63,16 @@ pub fn dispatch(
 /// shows in `COMMAND` and arity errors) and keeps the lower-case one for
 /// keyspace events and INFO.
 macro_rules! command {
-    ($name:literal, $handler:path, $flags:literal, $acl:literal) => {
+    ($name:literal, $handler:path, $flags:expr, $acl:expr) => {
         command!($name as $name, $handler, $flags, $acl)
     };
-    ($name:literal as $event:literal, $handler:path, $flags:literal, $acl:literal) => {{
+    (@acl write) => {
+        "write"
+    };
+    (@acl readonly) => {
+        "read"
+    };
+    ($name:literal as $event:literal, $handler:path, $flags:expr, $acl:expr) => {{
         static STATS: $crate::ffi::stats::CommandStats = $crate::ffi::stats::CommandStats::new();
         unsafe extern "C" fn entry(
             ctx: *mut redis_module::raw::RedisModuleCtx,
@@ -87,6 +93,25 @@ macro_rules! command {
             stats: &STATS,
         }
     }};
+}
+
+/// A family's command table, one row per command in registration order:
+/// `"bf.add" => add, write "deny-oom";` is [`command!`]`("bf.add", add,
+/// "write deny-oom", "write bloom")` in the family's ACL category
+/// (`commands!("bloom"; …)`): the ACL categories follow from the mode
+/// (`write` or `readonly`), plus `@fast` where the row ends `, acl fast`.
+macro_rules! commands {
+    ($category:literal; $(
+        $name:literal $(as $event:literal)? => $handler:path,
+        $mode:ident $($flags:literal)? $(, acl $fast:ident)?;
+    )*) => {
+        &[$(command!(
+            $name $(as $event)?,
+            $handler,
+            concat!(stringify!($mode) $(, " ", $flags)?),
+            concat!(command!(@acl $mode) $(, " ", stringify!($fast))?, " ", $category)
+        )),*]
+    };
 }
 
 /// A NUL-terminated literal as a `CStr`, at compile time.

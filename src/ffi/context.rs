@@ -11,6 +11,33 @@ use super::log::c_text;
 pub use super::log::log;
 use super::stats::{Footprint, TypeStats};
 
+/// What a command handler returns: `Ok` once it has replied, or the
+/// error the trampoline replies with.
+pub type CmdResult = Result<(), ReplyError>;
+
+/// `argv[i]`, or a wrong-arity error (arity is checked before any use, so
+/// this only guards against a mistake in that check).
+pub fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
+    args.get(i).ok_or(ReplyError::WrongArity)
+}
+
+/// Every LOADCHUNK's prologue (`CMD key iterator data`): arity, then the
+/// iterator (`parse`), then the key, opened for writing.
+pub fn loadchunk_args<'c, 'a, I, E>(
+    ctx: &'c Ctx,
+    args: &'a [RStr],
+    parse: impl FnOnce(&[u8]) -> Result<I, E>,
+) -> Result<(Key<'c>, I, &'a [u8]), ReplyError>
+where
+    ReplyError: From<E>,
+{
+    let [_, name, iter, data] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let iter = parse(iter.as_ref())?;
+    Ok((ctx.open_key(name, true), iter, data.as_ref()))
+}
+
 /// Why a command failed; the trampoline turns it into the error reply.
 #[derive(Debug)]
 pub enum ReplyError {
@@ -466,6 +493,50 @@ pub enum Lookup<R> {
     Missing,
     WrongType,
     Found(R),
+}
+
+impl<R> Lookup<R> {
+    /// The value, or the error to reply: `missing` for an empty key, the
+    /// WRONGTYPE error for another type.
+    pub fn or_missing(self, missing: ReplyError) -> Result<R, ReplyError> {
+        match self {
+            Lookup::Found(v) => Ok(v),
+            Lookup::Missing => Err(missing),
+            Lookup::WrongType => Err(ReplyError::WrongType),
+        }
+    }
+
+    /// The value, if the key holds one of this type (for readers that
+    /// treat an empty key and another type alike).
+    pub fn found(self) -> Option<R> {
+        match self {
+            Lookup::Found(v) => Some(v),
+            Lookup::Missing | Lookup::WrongType => None,
+        }
+    }
+
+    /// The value if any; WRONGTYPE for another type.
+    pub fn optional(self) -> Result<Option<R>, ReplyError> {
+        match self {
+            Lookup::Found(v) => Ok(Some(v)),
+            Lookup::Missing => Ok(None),
+            Lookup::WrongType => Err(ReplyError::WrongType),
+        }
+    }
+
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Lookup::Missing)
+    }
+
+    /// Ok for an empty key (a creation may go ahead), `exists` when it
+    /// holds a value of this type, WRONGTYPE for another type.
+    pub fn vacant(self, exists: ReplyError) -> Result<(), ReplyError> {
+        match self {
+            Lookup::Missing => Ok(()),
+            Lookup::Found(_) => Err(exists),
+            Lookup::WrongType => Err(ReplyError::WrongType),
+        }
+    }
 }
 
 /// What a key holds: nothing, a module value of a registered type, or a

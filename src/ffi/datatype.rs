@@ -67,6 +67,67 @@ pub trait DataType: Sized + 'static {
     fn for_each_linked_block_mut(&mut self, _f: &mut dyn FnMut(&mut dyn Block)) {}
 }
 
+/// Implements [`DataType`] for a core value type: `Type = c"NAME-9chr",
+/// encoding VERSION, bytes method;` then, where a type differs from the
+/// common shape (`Type::rdb_load(src, encver)`, `Type::rdb_save(v, sink)`,
+/// `v.blocks_mut()`), `load(src, encver) => …;`, `save(v, sink) => …;`,
+/// `blocks(v, f) => …;`; then, in braces, any other `DataType` method.
+macro_rules! data_type {
+    (
+        $t:ty = $name:literal, encoding $ver:expr, bytes $bytes:ident;
+        $(load($src:ident, $encver:ident) => $load:expr;)?
+        $(save($sv:ident, $sink:ident) => $save:expr;)?
+        $(blocks($bv:ident, $f:ident) => $blocks:expr;)?
+        { $($rest:tt)* }
+    ) => {
+        const _: () = {
+            use ::std::ffi::{c_int, CStr};
+            use $crate::ffi::datatype::{DataType, TypeCell};
+            use $crate::ffi::io::IoSource;
+            use ::rsbloom_core::alloc::Block;
+            use ::rsbloom_core::rdb::RdbSink;
+
+            static CELL: TypeCell = TypeCell::new();
+
+            impl DataType for $t {
+                const NAME: &'static CStr = $name;
+                const ENCODING_VERSION: c_int = $ver;
+
+                fn cell() -> &'static TypeCell {
+                    &CELL
+                }
+
+                fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
+                    data_type!(@pick [$({ let ($src, $encver) = (src, encver); $load })?]
+                        [<$t>::rdb_load(src, encver).map_err(|e| format!("{e:?}"))])
+                }
+
+                fn rdb_save_to<S: RdbSink>(&self, sink: &mut S) {
+                    data_type!(@pick [$({ let ($sv, $sink) = (self, sink); $save })?]
+                        [<$t>::rdb_save(self, sink)])
+                }
+
+                fn mem_usage(&self) -> usize {
+                    usize::try_from(self.$bytes()).unwrap_or(usize::MAX)
+                }
+
+                fn try_clone(&self) -> Option<Self> {
+                    <$t>::try_clone(self).ok()
+                }
+
+                fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block)) {
+                    data_type!(@pick [$({ let ($bv, $f) = (self, f); $blocks })?]
+                        [self.blocks_mut().for_each(f)])
+                }
+
+                $($rest)*
+            }
+        };
+    };
+    (@pick [] [$($default:tt)*]) => { $($default)* };
+    (@pick [$($given:tt)+] [$($default:tt)*]) => { $($given)+ };
+}
+
 /// Per-type server state: the registered type and its statistics.
 pub struct TypeCell {
     handle: AtomicPtr<RedisModuleType>,

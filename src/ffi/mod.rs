@@ -9,6 +9,7 @@ pub mod barrier;
 #[macro_use]
 pub mod command;
 pub mod context;
+#[macro_use]
 pub mod datatype;
 pub mod events;
 pub mod io;
@@ -16,4 +17,6 @@ pub mod log;
 pub mod slot_migration;
 pub mod stats;
 
-pub use context::{Ctx, Key, KeyKind, Lookup, RStr, ReplyError, Value};
+pub use context::{
+    arg, loadchunk_args, CmdResult, Ctx, Key, KeyKind, Lookup, RStr, ReplyError, Value,
+};

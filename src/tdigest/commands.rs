@@ -18,23 +18,7 @@ use rsbloom_core::args::ArgError;
 use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest};
 
 use super::forks::{self, replicate_compressions};
-use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
-
-type CmdResult = Result<(), ReplyError>;
-
-/// `argv[i]`, or a wrong-arity error (arity is checked before any use).
-fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
-    args.get(i).ok_or(ReplyError::WrongArity)
-}
-
-/// The digest stored at an open key (§5.0 key errors).
-fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut TDigest, ReplyError> {
-    match key.get::<TDigest>() {
-        Lookup::Found(td) => Ok(td),
-        Lookup::WrongType => Err(ReplyError::WrongType),
-        Lookup::Missing => Err(ReplyError::Text(KEY_MISSING)),
-    }
-}
+use crate::ffi::{arg, CmdResult, Ctx, Key, RStr, ReplyError};
 
 // ---------------------------------------------------------------------------
 // Writes
@@ -42,11 +26,7 @@ fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut TDigest, ReplyError> {
 pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     create_arity(args.len())?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    match key.get::<TDigest>() {
-        Lookup::Found(_) => return Err(ReplyError::Text(KEY_EXISTS)),
-        Lookup::WrongType => return Err(ReplyError::WrongType),
-        Lookup::Missing => {}
-    }
+    key.get::<TDigest>().vacant(ReplyError::Text(KEY_EXISTS))?;
     let compression = parse_create(args)?;
     let td = TDigest::new(compression as f64).map_err(|_| ReplyError::Text(ALLOC_FAILED))?;
     key.set(Box::new(td));
@@ -58,7 +38,9 @@ pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn reset(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args.len(), 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    existing(&mut key)?.reset();
+    key.get::<TDigest>()
+        .or_missing(ReplyError::Text(KEY_MISSING))?
+        .reset();
     ctx.reply_ok();
     ctx.propagate();
     Ok(())
@@ -68,7 +50,9 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args.len(), 3)?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
-    let td = existing(&mut key)?;
+    let td = key
+        .get::<TDigest>()
+        .or_missing(ReplyError::Text(KEY_MISSING))?;
     let values = parse_add(args)?;
     let was_pending = td.pending_merge();
     if let Err(failure) = td.add_values(&values) {
@@ -105,11 +89,10 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args.len(), 4)?;
     let dest_name = arg(args, 1)?;
     let mut dest_key = ctx.open_key(dest_name, true);
-    let dest: Option<*mut TDigest> = match dest_key.get::<TDigest>() {
-        Lookup::Found(td) => Some(std::ptr::from_mut(td)),
-        Lookup::WrongType => return Err(ReplyError::WrongType),
-        Lookup::Missing => None,
-    };
+    let dest: Option<*mut TDigest> = dest_key
+        .get::<TDigest>()
+        .optional()?
+        .map(std::ptr::from_mut);
     let opts = parse_merge(args)?;
     let names = args.get(3..3 + opts.numkeys).unwrap_or_default();
     let use_max = opts.use_max(dest.is_some());
@@ -128,7 +111,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             dest.ok_or(ReplyError::Text(KEY_MISSING))?
         } else {
             let mut key = ctx.open_key(name, false);
-            let td: *mut TDigest = existing(&mut key)?;
+            let td: *mut TDigest = key
+                .get::<TDigest>()
+                .or_missing(ReplyError::Text(KEY_MISSING))?;
             source_keys.push(key);
             td
         };
@@ -227,7 +212,9 @@ fn read<P>(
     arity.check(args.len())?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, false);
-    let td = existing(&mut key)?;
+    let td = key
+        .get::<TDigest>()
+        .or_missing(ReplyError::Text(KEY_MISSING))?;
     let params = parse(args)?;
     let mut c = Compressions::default();
     // While replication is paused (CLIENT PAUSE WRITE, failover, slot
@@ -246,7 +233,9 @@ fn read<P>(
 fn inspect<R>(ctx: &Ctx, args: &[RStr], f: impl FnOnce(&TDigest) -> R) -> Result<R, ReplyError> {
     exact_arity(args.len(), 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    Ok(f(existing(&mut key)?))
+    Ok(f(key
+        .get::<TDigest>()
+        .or_missing(ReplyError::Text(KEY_MISSING))?))
 }
 
 pub fn min(ctx: &Ctx, args: &[RStr]) -> CmdResult {

@@ -1,79 +1,48 @@
 //! `TDIS-TYPE`: how a T-Digest lives in the keyspace (docs/tdigest.md §7).
 
-use std::ffi::{c_int, CStr};
-
-use rsbloom_core::alloc::Block;
-use rsbloom_core::rdb::RdbSink;
 use rsbloom_core::tdigest::{TDigest, ENCODING_VERSION};
 
-use crate::ffi::datatype::{DataType, TypeCell};
-use crate::ffi::io::{AofWriter, IoSink, IoSource};
+use crate::ffi::io::{AofWriter, IoSink};
 
-static CELL: TypeCell = TypeCell::new();
-
-impl DataType for TDigest {
-    const NAME: &'static CStr = c"TDIS-TYPE";
-    const ENCODING_VERSION: c_int = ENCODING_VERSION;
-
-    fn cell() -> &'static TypeCell {
-        &CELL
-    }
-
-    fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
-        TDigest::rdb_load(src, encver).map_err(|e| format!("{e:?}"))
-    }
-
-    /// Saves the compressed digest (§7.1). Like RedisBloom, a save in the
-    /// serving process compresses the live digest (later answers depend on
-    /// it), and then replicates that compression so replicas and the AOF
-    /// follow (§8.3). A replica, or any server while replication is paused,
-    /// saves a compressed copy instead, and a forked child (BGSAVE, full
-    /// sync, AOF rewrite) may change its own copy freely.
-    fn rdb_save(&mut self, sink: &mut IoSink) {
-        if !self.has_unmerged() || sink.in_forked_child() {
-            self.compress();
-            self.rdb_save_to(sink);
-            return;
-        }
-        let follower = sink.on_replica() || sink.replication_paused();
-        if follower {
-            if let Ok(mut copy) = self.try_clone() {
-                copy.compress();
-                copy.rdb_save_to(sink);
+data_type! {
+    TDigest = c"TDIS-TYPE", encoding ENCODING_VERSION, bytes memory_usage;
+    blocks(td, f) => TDigest::for_each_block_mut(td, f);
+    {
+        /// Saves the compressed digest (§7.1). Like RedisBloom, a save in the
+        /// serving process compresses the live digest (later answers depend on
+        /// it), and then replicates that compression so replicas and the AOF
+        /// follow (§8.3). A replica, or any server while replication is paused,
+        /// saves a compressed copy instead, and a forked child (BGSAVE, full
+        /// sync, AOF rewrite) may change its own copy freely.
+        fn rdb_save(&mut self, sink: &mut IoSink) {
+            if !self.has_unmerged() || sink.in_forked_child() {
+                self.compress();
+                self.rdb_save_to(sink);
                 return;
             }
+            let follower = sink.on_replica() || sink.replication_paused();
+            if follower {
+                if let Ok(mut copy) = self.try_clone() {
+                    copy.compress();
+                    copy.rdb_save_to(sink);
+                    return;
+                }
+            }
+            let changed = self.compress().changed();
+            self.rdb_save_to(sink);
+            if changed && !follower {
+                sink.replicate_for_key(c"TDIGEST.CDF", b"0", 1);
+            }
         }
-        let changed = self.compress().changed();
-        self.rdb_save_to(sink);
-        if changed && !follower {
-            sink.replicate_for_key(c"TDIGEST.CDF", b"0", 1);
+
+        /// The whole live state, unmerged nodes included, unchanged (§7.4).
+        fn digest_to<S: RdbSink>(&self, sink: &mut S) {
+            self.state_words(|w| sink.write_unsigned(w));
         }
-    }
 
-    /// The digest as it is (callers compress first).
-    fn rdb_save_to<S: RdbSink>(&self, sink: &mut S) {
-        TDigest::rdb_save(self, sink)
-    }
-
-    /// The whole live state, unmerged nodes included, unchanged (§7.4).
-    fn digest_to<S: RdbSink>(&self, sink: &mut S) {
-        self.state_words(|w| sink.write_unsigned(w));
-    }
-
-    /// `RESTORE key 0 <DUMP payload>`, as RedisBloom (§7.5).
-    fn aof_rewrite(&self, aof: &mut AofWriter) {
-        aof.restore_from_dump();
-    }
-
-    fn mem_usage(&self) -> usize {
-        usize::try_from(self.memory_usage()).unwrap_or(usize::MAX)
-    }
-
-    fn try_clone(&self) -> Option<Self> {
-        TDigest::try_clone(self).ok()
-    }
-
-    fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block)) {
-        TDigest::for_each_block_mut(self, f)
+        /// `RESTORE key 0 <DUMP payload>`, as RedisBloom (§7.5).
+        fn aof_rewrite(&self, aof: &mut AofWriter) {
+            aof.restore_from_dump();
+        }
     }
 }

@@ -13,89 +13,19 @@ pub static FAMILY: Family =
         .with_fork_handler(forks::compress_pending);
 
 /// Flags and ACL categories exactly as docs/tdigest.md §3 lists them.
-static COMMANDS: &[CommandSpec] = &[
-    command!(
-        "tdigest.create",
-        commands::create,
-        "write deny-oom",
-        "write fast tdigest"
-    ),
-    command!(
-        "tdigest.reset",
-        commands::reset,
-        "write deny-oom",
-        "write fast tdigest"
-    ),
-    command!(
-        "tdigest.add",
-        commands::add,
-        "write deny-oom",
-        "write tdigest"
-    ),
-    command!(
-        "tdigest.merge",
-        commands::merge,
-        "write deny-oom",
-        "write tdigest"
-    ),
-    command!(
-        "tdigest.min",
-        commands::min,
-        "readonly",
-        "read fast tdigest"
-    ),
-    command!(
-        "tdigest.max",
-        commands::max,
-        "readonly",
-        "read fast tdigest"
-    ),
-    command!(
-        "tdigest.quantile",
-        commands::quantile,
-        "readonly",
-        "read fast tdigest"
-    ),
-    command!(
-        "tdigest.cdf",
-        commands::cdf,
-        "readonly",
-        "read fast tdigest"
-    ),
-    command!(
-        "tdigest.rank",
-        commands::rank,
-        "readonly",
-        "read fast tdigest"
-    ),
-    command!(
-        "tdigest.revrank",
-        commands::revrank,
-        "readonly",
-        "read fast tdigest"
-    ),
-    command!(
-        "tdigest.byrank",
-        commands::byrank,
-        "readonly",
-        "read fast tdigest"
-    ),
-    command!(
-        "tdigest.byrevrank",
-        commands::byrevrank,
-        "readonly",
-        "read fast tdigest"
-    ),
-    command!(
-        "tdigest.trimmed_mean",
-        commands::trimmed_mean,
-        "readonly",
-        "read tdigest"
-    ),
-    command!(
-        "tdigest.info",
-        commands::info,
-        "readonly",
-        "read fast tdigest"
-    ),
-];
+static COMMANDS: &[CommandSpec] = commands!("tdigest";
+    "tdigest.create" => commands::create, write "deny-oom", acl fast;
+    "tdigest.reset" => commands::reset, write "deny-oom", acl fast;
+    "tdigest.add" => commands::add, write "deny-oom";
+    "tdigest.merge" => commands::merge, write "deny-oom";
+    "tdigest.min" => commands::min, readonly, acl fast;
+    "tdigest.max" => commands::max, readonly, acl fast;
+    "tdigest.quantile" => commands::quantile, readonly, acl fast;
+    "tdigest.cdf" => commands::cdf, readonly, acl fast;
+    "tdigest.rank" => commands::rank, readonly, acl fast;
+    "tdigest.revrank" => commands::revrank, readonly, acl fast;
+    "tdigest.byrank" => commands::byrank, readonly, acl fast;
+    "tdigest.byrevrank" => commands::byrevrank, readonly, acl fast;
+    "tdigest.trimmed_mean" => commands::trimmed_mean, readonly;
+    "tdigest.info" => commands::info, readonly, acl fast;
+);

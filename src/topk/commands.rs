@@ -9,9 +9,7 @@ use rsbloom_core::args::topk::{
 use rsbloom_core::prefetch::pipelined;
 use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK};
 
-use crate::ffi::{Ctx, Key, Lookup, RStr, ReplyError};
-
-type CmdResult = Result<(), ReplyError>;
+use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
 
 const KEY_EXISTS: &str = "TopK: key already exists";
 const NO_KEY: &str = "TopK: key does not exist";
@@ -28,15 +26,6 @@ fn min_arity(args: &[RStr], n: usize) -> CmdResult {
         Ok(())
     } else {
         Err(ReplyError::WrongArity)
-    }
-}
-
-/// The Top-K at an open key: `TopK: key does not exist` / WRONGTYPE.
-fn existing<'k>(key: &'k mut Key<'_>) -> Result<&'k mut TopK, ReplyError> {
-    match key.get::<TopK>() {
-        Lookup::Found(t) => Ok(t),
-        Lookup::WrongType => Err(ReplyError::WrongType),
-        Lookup::Missing => Err(ReplyError::Text(NO_KEY)),
     }
 }
 
@@ -63,7 +52,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     check_reserve_arity(args.len())?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
     // Any existing key, whatever its type, is refused before parsing.
-    if !matches!(key.get::<TopK>(), Lookup::Missing) {
+    if !key.get::<TopK>().is_missing() {
         return Err(ReplyError::Text(KEY_EXISTS));
     }
     let p = parse_topk_reserve(args)?;
@@ -81,7 +70,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args, 3)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    let t = existing(&mut key)?;
+    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
     if !t.buckets_exceed_cache() {
@@ -120,7 +109,7 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     check_incrby_arity(args.len())?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    let t = existing(&mut key)?;
+    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
     let pairs = args.get(2..).unwrap_or_default().chunks_exact(2);
     ctx.reply_array(pairs.len());
     // The first rejected pair: as many were applied.
@@ -167,7 +156,7 @@ pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 fn per_item(ctx: &Ctx, args: &[RStr], reply: impl Fn(&TopK, &[u8])) -> CmdResult {
     min_arity(args, 3)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let t = existing(&mut key)?;
+    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
     for item in items {
@@ -182,7 +171,7 @@ fn per_item(ctx: &Ctx, args: &[RStr], reply: impl Fn(&TopK, &[u8])) -> CmdResult
 pub fn list(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let with_count = parse_topk_list(args)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let t = existing(&mut key)?;
+    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
     let listed = t.list().map_err(|_| ReplyError::Text(OUT_OF_MEMORY))?;
     ctx.reply_array(listed.len() * if with_count { 2 } else { 1 });
     for e in listed.iter() {
@@ -199,7 +188,7 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     }
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    let t = existing(&mut key)?;
+    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
     ctx.reply_map(4);
     for (name, value) in [("k", t.k()), ("width", t.width()), ("depth", t.depth())] {
         ctx.reply_simple(name);

@@ -11,22 +11,12 @@ pub static FAMILY: Family = Family::of::<rsbloom_core::topk::TopK>(c"topk", COMM
 
 /// Flags and ACL categories of RedisBloom 8.x (docs/topk.md §1.2): none
 /// has the `fast` flag; TOPK.COUNT is read-only.
-static COMMANDS: &[CommandSpec] = &[
-    command!(
-        "topk.reserve",
-        commands::reserve,
-        "write deny-oom",
-        "write fast topk"
-    ),
-    command!("topk.add", commands::add, "write deny-oom", "write topk"),
-    command!(
-        "topk.incrby",
-        commands::incrby,
-        "write deny-oom",
-        "write topk"
-    ),
-    command!("topk.query", commands::query, "readonly", "read topk"),
-    command!("topk.count", commands::count, "readonly", "read topk"),
-    command!("topk.list", commands::list, "readonly", "read topk"),
-    command!("topk.info", commands::info, "readonly", "read fast topk"),
-];
+static COMMANDS: &[CommandSpec] = commands!("topk";
+    "topk.reserve" => commands::reserve, write "deny-oom", acl fast;
+    "topk.add" => commands::add, write "deny-oom";
+    "topk.incrby" => commands::incrby, write "deny-oom";
+    "topk.query" => commands::query, readonly;
+    "topk.count" => commands::count, readonly;
+    "topk.list" => commands::list, readonly;
+    "topk.info" => commands::info, readonly, acl fast;
+);

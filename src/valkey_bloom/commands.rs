@@ -13,15 +13,13 @@ use rsbloom_core::valkey_bloom::{validate_scale_to, Create, Object, FIXED_SEED};
 
 use super::datatype::memory_limit;
 use crate::config;
-use crate::ffi::{Ctx, Key, KeyKind, Lookup, RStr, ReplyError};
+use crate::ffi::{CmdResult, Ctx, Key, KeyKind, Lookup, RStr, ReplyError};
 
 const NOT_FOUND: &str = "ERR not found";
 const ITEM_EXISTS: &str = "ERR item exists";
 const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 const ADD_EVENT: &CStr = c"bloom.add";
 const RESERVE_EVENT: &CStr = c"bloom.reserve";
-
-type Reply = Result<(), ReplyError>;
 
 fn defaults() -> Defaults {
     let c = &config::get().valkey_bloom;
@@ -142,7 +140,7 @@ pub fn is_replicated_creation(args: &[RStr]) -> bool {
 // ---- BF.RESERVE ----
 
 /// BF.RESERVE key error_rate capacity [NONSCALING | EXPANSION expansion] (§2.4).
-pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let r = parse_reserve(args, &defaults())?;
     let name = args.get(1).ok_or(ReplyError::WrongArity)?;
     let mut key = ctx.open_key(name, true);
@@ -165,7 +163,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> Reply {
 // ---- BF.ADD / BF.MADD / BF.INSERT ----
 
 /// BF.ADD (`single`) and BF.MADD on a valkey-bloom key or a missing one.
-pub fn add(ctx: &Ctx, args: &[RStr], key: &mut Key<'_>, single: bool) -> Reply {
+pub fn add(ctx: &Ctx, args: &[RStr], key: &mut Key<'_>, single: bool) -> CmdResult {
     let auto = || {
         let d = defaults();
         create(d.capacity, d.fp_rate, d.tightening, d.expansion, None)
@@ -192,7 +190,7 @@ pub fn parse_insert_checked(ctx: &Ctx, args: &[RStr]) -> Result<Insert, ReplyErr
 }
 
 /// BF.INSERT on a valkey-bloom key or a missing one.
-pub fn insert(ctx: &Ctx, args: &[RStr], opts: &Insert, key: &mut Key<'_>) -> Reply {
+pub fn insert(ctx: &Ctx, args: &[RStr], opts: &Insert, key: &mut Key<'_>) -> CmdResult {
     let c = (!opts.nocreate).then_some(|| {
         create(
             opts.capacity,
@@ -207,7 +205,7 @@ pub fn insert(ctx: &Ctx, args: &[RStr], opts: &Insert, key: &mut Key<'_>) -> Rep
 
 /// BF.INSERT parsed by RedisBloom's grammar on a valkey-bloom key: the
 /// items go in, the creation options are ignored (as for any existing key).
-pub fn insert_existing(ctx: &Ctx, args: &[RStr], items_at: usize, key: &mut Key<'_>) -> Reply {
+pub fn insert_existing(ctx: &Ctx, args: &[RStr], items_at: usize, key: &mut Key<'_>) -> CmdResult {
     write(ctx, args, key, items_at, false, None::<fn() -> Create>)
 }
 
@@ -221,7 +219,7 @@ fn write(
     items_at: usize,
     single: bool,
     create: Option<impl FnOnce() -> Create>,
-) -> Reply {
+) -> CmdResult {
     let (Some(name), Some(items)) = (args.get(1), args.get(items_at..)) else {
         return Err(ReplyError::WrongArity);
     };
@@ -306,12 +304,8 @@ fn add_items(
 
 /// Replies 1/0 per item (an array unless `single`); a missing key holds
 /// nothing, a key of another type is WRONGTYPE (§2.2).
-pub fn exists(ctx: &Ctx, key: &mut Key<'_>, items: &[RStr], single: bool) -> Reply {
-    let obj = match key.get_shared::<Object>() {
-        Lookup::Found(obj) => Some(obj),
-        Lookup::Missing => None,
-        Lookup::WrongType => return Err(ReplyError::WrongType),
-    };
+pub fn exists(ctx: &Ctx, key: &mut Key<'_>, items: &[RStr], single: bool) -> CmdResult {
+    let obj = key.get_shared::<Object>().optional()?;
     if !single {
         ctx.reply_array(items.len());
     }
@@ -323,12 +317,9 @@ pub fn exists(ctx: &Ctx, key: &mut Key<'_>, items: &[RStr], single: bool) -> Rep
 }
 
 /// BF.CARD (§2.3).
-pub fn card(ctx: &Ctx, key: &mut Key<'_>) -> Reply {
-    match key.get_shared::<Object>() {
-        Lookup::Found(obj) => ctx.reply_int(obj.card()),
-        Lookup::Missing => ctx.reply_int(0),
-        Lookup::WrongType => return Err(ReplyError::WrongType),
-    }
+pub fn card(ctx: &Ctx, key: &mut Key<'_>) -> CmdResult {
+    let card = key.get_shared::<Object>().optional()?;
+    ctx.reply_int(card.map_or(0, Object::card));
     Ok(())
 }
 
@@ -336,7 +327,7 @@ pub fn card(ctx: &Ctx, key: &mut Key<'_>) -> Reply {
 
 /// BF.INFO on a valkey-bloom filter (§2.6): a flat array in both protocols,
 /// or the bare value of one field.
-pub fn info(ctx: &Ctx, obj: &Object, field: Option<&RStr>) -> Reply {
+pub fn info(ctx: &Ctx, obj: &Object, field: Option<&RStr>) -> CmdResult {
     let scaling = obj.expansion() != 0;
     let Some(field) = field else {
         let max = if scaling {
@@ -376,7 +367,7 @@ fn max_scaled(obj: &Object) -> Result<i64, ReplyError> {
         .map_err(|e| ReplyError::Text(e.message()))
 }
 
-fn reply_field(ctx: &Ctx, obj: &Object, field: InfoField) -> Reply {
+fn reply_field(ctx: &Ctx, obj: &Object, field: InfoField) -> CmdResult {
     match field {
         InfoField::Capacity => ctx.reply_int(obj.capacity()),
         InfoField::Size => ctx.reply_int(i64::try_from(obj.size()).unwrap_or(i64::MAX)),
@@ -396,7 +387,7 @@ fn reply_field(ctx: &Ctx, obj: &Object, field: InfoField) -> Reply {
 /// BF.LOAD key blob (§2.7): what an AOF rewrite writes. Replicated as
 /// received, so replicas and the AOF get this very object (valkey-bloom
 /// replicates a BF.INSERT that makes another one; §8).
-pub fn load(ctx: &Ctx, args: &[RStr]) -> Reply {
+pub fn load(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, blob] = args else {
         return Err(ReplyError::WrongArity);
     };
