@@ -17,6 +17,13 @@ pub use crate::rdb::LoadError;
 pub use dump::{ChunkError, HeaderError, CHUNK_MAX, HEADER_LEN};
 pub use rdb::{LegacyDefaults, ENCODING_VERSION};
 
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"MBbloomCF",
+    encoding_version: ENCODING_VERSION,
+    commands: "CF.",
+};
+
 use crate::alloc::{try_push_exact, try_zeroed, AllocError};
 use crate::hash::murmur64a;
 use subfilter::SubFilter;

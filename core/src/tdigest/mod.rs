@@ -17,6 +17,13 @@ mod tests;
 pub use query::{Compressions, Emit};
 pub use rdb::{LoadError, ENCODING_VERSION};
 
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"TDIS-TYPE",
+    encoding_version: ENCODING_VERSION,
+    commands: "TDIGEST.",
+};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::alloc::{AllocError, Block};

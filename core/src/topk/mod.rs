@@ -17,6 +17,13 @@ pub use crate::rdb::LoadError;
 pub use heap::{cstr, Heap, HeapEntry};
 pub use rdb::ENCODING_VERSION;
 
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"TopK-TYPE",
+    encoding_version: ENCODING_VERSION,
+    commands: "TOPK.",
+};
+
 use crate::alloc::{try_copy, try_zeroed, AllocError, Block};
 use crate::hash::{murmur2, murmur2_seeds};
 use decay::{decay_foreign, DecayTable, Decayed};
