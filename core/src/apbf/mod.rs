@@ -8,6 +8,7 @@
 //! makes it the youngest. Each slice hashes with its own function, bound to
 //! its physical position, so it keeps it as it ages.
 
+pub mod args;
 mod chunk;
 mod header;
 mod rdb;

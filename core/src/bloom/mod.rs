@@ -4,6 +4,7 @@
 //! items, every link answers membership queries. An item is hashed once per
 //! chain operation and the same pair probes every link.
 
+pub mod args;
 mod debug;
 mod dump;
 mod link;

@@ -7,6 +7,7 @@
 //! a counter or the total would leave its range; a query answers the
 //! smallest of them.
 
+pub mod args;
 mod batch;
 mod cell;
 mod merge;

@@ -5,6 +5,7 @@
 //! kick-out rollback and the alternate-bucket symmetry rely on) of
 //! `bucket_size` one-byte slots; 0 marks an empty slot.
 
+pub mod args;
 mod compact;
 mod dump;
 mod rdb;

@@ -6,6 +6,7 @@
 //! conversion semantics (see [`c_i64`]): a digest fed the same commands holds
 //! the same bits in both modules, and every reply is the same double.
 
+pub mod args;
 mod nodes;
 mod query;
 mod rdb;

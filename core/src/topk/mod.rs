@@ -6,6 +6,7 @@
 //! value, so the same commands give the same result on every server
 //! (docs/topk.md §3.5).
 
+pub mod args;
 mod decay;
 mod heap;
 mod rdb;

@@ -6,6 +6,7 @@
 //! its own blob header; all share sub-filter 0's seed unless loaded data says
 //! otherwise, so an item is normally hashed once per operation.
 
+pub mod args;
 mod blob;
 mod filter;
 mod rdb;
