@@ -10,9 +10,25 @@ pub mod bloom;
 pub mod cms;
 pub mod config;
 pub mod cuckoo;
+pub mod dump;
 pub mod hash;
+pub mod module_type;
 pub mod prefetch;
 pub mod rdb;
 pub mod tdigest;
 pub mod topk;
 pub mod valkey_bloom;
+
+pub use module_type::ModuleType;
+
+/// Every data type of the module: a new family is one more `pub mod` and
+/// one more entry here.
+pub const TYPES: &[&ModuleType] = &[
+    &bloom::TYPE,
+    &cuckoo::TYPE,
+    &cms::TYPE,
+    &topk::TYPE,
+    &tdigest::TYPE,
+    &apbf::TYPE,
+    &valkey_bloom::TYPE,
+];

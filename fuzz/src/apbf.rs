@@ -1,11 +1,11 @@
 //! Fuzz checks of the sliding-window filter (docs/apbf.md): its RDB
 //! decoder and SCANDUMP header, and the APBF.* argument parsers.
 
-use rsbloom_core::apbf::{Apbf, Header, LoadError, Window, HEADER_BYTES};
-use rsbloom_core::args::apbf::{
+use rsbloom_core::apbf::args::{
     parse_error, parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
     MIN_ERROR,
 };
+use rsbloom_core::apbf::{Apbf, Header, LoadError, Window, HEADER_BYTES};
 use rsbloom_core::args::parse_f64;
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 

@@ -1,14 +1,14 @@
 //! Fuzz checks of the argument parsers of `core::args` for BF.* and CF.*,
 //! and of the module configuration (`core::config`).
 
-use rsbloom_core::args::bloom::{
+use rsbloom_core::args::{parse_f64, parse_i64};
+use rsbloom_core::bloom::args::{
     parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter, parse_scandump_iter,
 };
-use rsbloom_core::args::cuckoo::{
+use rsbloom_core::config::{Config, NAMES};
+use rsbloom_core::cuckoo::args::{
     parse_cf_insert, parse_cf_reserve, parse_loadchunk_pos, parse_scandump_pos,
 };
-use rsbloom_core::args::{parse_f64, parse_i64};
-use rsbloom_core::config::{Config, NAMES};
 use rsbloom_core::cuckoo::CuckooFilter;
 
 use super::cuckoo::check_cf;

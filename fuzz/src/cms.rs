@@ -2,11 +2,11 @@
 //! (encodings 0 and 1), the CMS.* argument parsers, and operation sequences
 //! against a plain model.
 
-use rsbloom_core::args::cms::{
+use rsbloom_core::args::parse_f64;
+use rsbloom_core::cms::args::{
     incrby_arity, init_arity, parse_cell_size, parse_dims, parse_error_prob, parse_increment,
     parse_merge, parse_weight,
 };
-use rsbloom_core::args::parse_f64;
 use rsbloom_core::cms::{
     dims_for_error, CellSize, CountMinSketch, CreateError, Incremented, LoadError, MergeError,
     Rejected, Source, ENCODING_VERSION, LEGACY_ENCODING_VERSION,

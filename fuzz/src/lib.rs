@@ -29,6 +29,8 @@ mod apbf;
 pub use apbf::{apbf_args, apbf_rdb};
 mod valkey_bloom;
 pub use valkey_bloom::{valkey_bloom_args, valkey_bloom_load, valkey_bloom_rdb};
+mod dump;
+pub use dump::dump_payload;
 
 use rsbloom_core::args::ArgError;
 use rsbloom_core::rdb::Primitive;
@@ -42,7 +44,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/src/bin/*.rs`).
-pub const TARGETS: [(&str, Target); 23] = [
+pub const TARGETS: [(&str, Target); 24] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -66,6 +68,7 @@ pub const TARGETS: [(&str, Target); 23] = [
     ("valkey_bloom_rdb", valkey_bloom_rdb),
     ("valkey_bloom_load", valkey_bloom_load),
     ("valkey_bloom_args", valkey_bloom_args),
+    ("dump_payload", dump_payload),
 ];
 
 // ---------------------------------------------------------------------------
@@ -204,6 +207,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.extend(tdigest::seeds());
     out.extend(apbf::seeds());
     out.extend(valkey_bloom::seeds());
+    out.extend(dump::seeds());
     out
 }
 

@@ -2,12 +2,12 @@
 //! arbitrary bytes, the argument parsers of the TDIGEST.* commands, and
 //! random operation sequences against the digest's invariants.
 
-use rsbloom_core::args::tdigest::{
+use rsbloom_core::args::{parse_f64, parse_i64, ArgError};
+use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
+use rsbloom_core::tdigest::args::{
     parse_add, parse_cdf, parse_create, parse_merge, parse_quantiles, parse_rank_values,
     parse_ranks, parse_trimmed_mean, Parsed,
 };
-use rsbloom_core::args::{parse_f64, parse_i64, ArgError};
-use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 use rsbloom_core::tdigest::{capacity_for, Compressions, TDigest};
 
 use super::{encode_primitives, le_f64, Input, ALLOC_CAP};

@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use rsbloom_core::args::topk::{
-    check_incrby_arity, check_reserve_arity, parse_increment, parse_topk_list, parse_topk_reserve,
-    INCREMENT_ERROR,
-};
 use rsbloom_core::args::ArgError;
 use rsbloom_core::hash::murmur2;
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
+use rsbloom_core::topk::args::{
+    check_incrby_arity, check_reserve_arity, parse_increment, parse_topk_list, parse_topk_reserve,
+    INCREMENT_ERROR,
+};
 use rsbloom_core::topk::{LoadError, TopK};
 
 use super::{encode_primitives, ref_i64, Input, PROBE_ITEMS};

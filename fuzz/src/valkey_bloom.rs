@@ -1,11 +1,11 @@
 //! Fuzz checks of valkey-bloom's Bloom flavour (COMPAT-VALKEY-BLOOM.md): its
 //! RDB decoder, its BF.LOAD blob decoder and its argument parsers.
 
-use rsbloom_core::args::valkey_bloom::{
+use rsbloom_core::rdb::{ByteSource, LoadError, Primitive, PrimitiveSource};
+use rsbloom_core::valkey_bloom::args::{
     parse_fp_rate_config, parse_i64_rust, parse_info_field, parse_insert, parse_reserve,
     parse_tightening_config, Defaults,
 };
-use rsbloom_core::rdb::{ByteSource, LoadError, Primitive, PrimitiveSource};
 use rsbloom_core::valkey_bloom::{validate_scale_to, Create, Object, VbError, FIXED_SEED};
 
 use super::{check_arg_error, encode_primitives, ALLOC_CAP, PROBE_ITEMS};

@@ -7,7 +7,7 @@
 //! replays apply the same shifts; reads age the filter virtually.
 
 use rsbloom_core::apbf::{Apbf, ChunkError, CreateError};
-use rsbloom_core::args::apbf::{
+use rsbloom_core::apbf::args::{
     parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
 };
 

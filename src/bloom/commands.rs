@@ -1,7 +1,7 @@
 //! BF.* command handlers (docs/bloom.md §8): arity and parsing (in the core),
 //! key lookup, the core operation, the reply, replication (docs/module.md §2.1).
 
-use rsbloom_core::args::bloom::{
+use rsbloom_core::bloom::args::{
     bf_autocreate, parse_bf_insert, parse_bf_reserve, parse_info_field, parse_loadchunk_iter,
     parse_scandump_iter, BfReserve, InfoField,
 };

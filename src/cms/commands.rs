@@ -1,7 +1,7 @@
 //! CMS.* command handlers (docs/cms.md §5): argument count, key, numbers
 //! (parsed in the core), the sketch operation, the reply, replication.
 
-use rsbloom_core::args::cms::{
+use rsbloom_core::cms::args::{
     incrby_arity, init_arity, parse_cell_size, parse_dims, parse_error_prob, parse_increment,
     parse_merge, parse_weight,
 };

@@ -2,7 +2,7 @@
 //! into the core, the reply, and replication exactly as docs/module.md §2.1 prescribes.
 //! Parsing and every filter algorithm live in `rsbloom-core`.
 
-use rsbloom_core::args::cuckoo::{
+use rsbloom_core::cuckoo::args::{
     cf_autocreate, parse_cf_insert, parse_cf_reserve, parse_loadchunk_pos, parse_scandump_pos,
     CfReserve,
 };

@@ -9,7 +9,7 @@
 //! write replicates what it did change. A replica answering its own clients
 //! never changes a digest: it answers from a compressed copy.
 
-use rsbloom_core::args::tdigest::{
+use rsbloom_core::tdigest::args::{
     create_arity, exact_arity, min_arity, parse_add, parse_cdf, parse_create, parse_merge,
     parse_quantiles, parse_rank_values, parse_ranks, parse_trimmed_mean, ALLOC_FAILED,
     DEST_ALLOC_FAILED, KEY_EXISTS, KEY_MISSING, OVERFLOW,

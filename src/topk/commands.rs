@@ -2,7 +2,7 @@
 //! the core, the reply, and replication as §1.2 prescribes. Parsing and the
 //! algorithm live in `rsbloom-core`.
 
-use rsbloom_core::args::topk::{
+use rsbloom_core::topk::args::{
     check_incrby_arity, check_reserve_arity, parse_increment, parse_topk_list, parse_topk_reserve,
     INCREMENT_ERROR,
 };

@@ -5,7 +5,7 @@
 
 use std::ffi::CStr;
 
-use rsbloom_core::args::valkey_bloom::{
+use rsbloom_core::valkey_bloom::args::{
     parse_info_field, parse_insert, parse_reserve, Defaults, InfoField, Insert,
 };
 use rsbloom_core::bloom::Chain;

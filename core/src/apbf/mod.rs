@@ -8,6 +8,7 @@
 //! makes it the youngest. Each slice hashes with its own function, bound to
 //! its physical position, so it keeps it as it ages.
 
+pub mod args;
 mod chunk;
 mod header;
 mod rdb;
@@ -21,6 +22,13 @@ pub use chunk::{ChunkError, CHUNK_BYTES};
 pub use header::{Header, HEADER_BYTES, MAX_CAPACITY, MAX_SPAN_MS};
 pub use rdb::ENCODING_VERSION;
 pub use sizing::{choose, fpr, gen_size, slice_bits, MAX_K, MAX_L};
+
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"APBF-rsbl",
+    encoding_version: ENCODING_VERSION,
+    commands: "APBF.",
+};
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};
 use crate::hash::murmur64a;

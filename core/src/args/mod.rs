@@ -1,18 +1,12 @@
-//! Argument parsing for the BF.* and CF.* commands (docs/bloom.md §8,
-//! docs/cuckoo.md §12), free of Redis types.
+//! What every family's argument parser (`<family>/args.rs`) and the
+//! configuration share: Redis number parsing, the error type, common
+//! limits and option helpers. Free of Redis types; below every family.
 //!
 //! Every parser takes the raw argument vector as Redis passes it (`argv[0]` is
 //! the command name, `argv[1]` the key) and returns either the parsed request
 //! or the exact error reply of the specification. Parsers never allocate.
 
-pub mod apbf;
-pub mod bloom;
-pub mod cms;
-pub mod cuckoo;
 pub mod num;
-pub mod tdigest;
-pub mod topk;
-pub mod valkey_bloom;
 
 pub use num::{parse_f64, parse_i64};
 
@@ -34,7 +28,7 @@ pub const MAX_EXPANSION: i64 = 32768;
 /// Index of the first argument after the command name equal to `word`
 /// (ASCII case-insensitive). RESERVE commands search this way, so the key
 /// itself can be mistaken for an option word (docs/differences.md §2).
-fn find_word<A: AsRef<[u8]>>(argv: &[A], word: &str) -> Option<usize> {
+pub fn find_word<A: AsRef<[u8]>>(argv: &[A], word: &str) -> Option<usize> {
     argv.iter()
         .enumerate()
         .skip(1)
@@ -43,7 +37,7 @@ fn find_word<A: AsRef<[u8]>>(argv: &[A], word: &str) -> Option<usize> {
 }
 
 /// `v` if it lies in `[min, max]`, else the error reply `err`.
-fn in_range(v: i64, min: i64, max: i64, err: &'static str) -> Result<i64, ArgError> {
+pub fn in_range(v: i64, min: i64, max: i64, err: &'static str) -> Result<i64, ArgError> {
     if (min..=max).contains(&v) {
         Ok(v)
     } else {
@@ -52,19 +46,19 @@ fn in_range(v: i64, min: i64, max: i64, err: &'static str) -> Result<i64, ArgErr
 }
 
 /// Parses an integer that must lie in `[min, max]`; `err` for both failures.
-fn ranged_i64(s: &[u8], min: i64, max: i64, err: &'static str) -> Result<i64, ArgError> {
+pub fn ranged_i64(s: &[u8], min: i64, max: i64, err: &'static str) -> Result<i64, ArgError> {
     let v = parse_i64(s).ok_or(ArgError::Reply(err))?;
     in_range(v, min, max, err)
 }
 
 /// Lower-cased byte `i` of an argument, if present (option classification).
-fn lower_at(arg: &[u8], i: usize) -> Option<u8> {
+pub fn lower_at(arg: &[u8], i: usize) -> Option<u8> {
     arg.get(i).map(u8::to_ascii_lowercase)
 }
 
 /// The value following an option at `i`; a missing value is a wrong arity
 /// for the INSERT commands.
-fn option_value<A: AsRef<[u8]>>(argv: &[A], i: usize) -> Result<&[u8], ArgError> {
+pub fn option_value<A: AsRef<[u8]>>(argv: &[A], i: usize) -> Result<&[u8], ArgError> {
     argv.get(i + 1)
         .map(AsRef::as_ref)
         .ok_or(ArgError::WrongArity)
@@ -72,7 +66,7 @@ fn option_value<A: AsRef<[u8]>>(argv: &[A], i: usize) -> Result<&[u8], ArgError>
 
 /// Start of the item list given the index of the items marker: there must be
 /// a marker and at least one item after it.
-fn items_start(marker: Option<usize>, argc: usize) -> Result<usize, ArgError> {
+pub fn items_start(marker: Option<usize>, argc: usize) -> Result<usize, ArgError> {
     marker
         .map(|i| i + 1)
         .filter(|&start| start < argc)
@@ -81,7 +75,7 @@ fn items_start(marker: Option<usize>, argc: usize) -> Result<usize, ArgError> {
 
 /// Converts a value already range-checked (by the parser or by
 /// [`crate::config::Config::set`]) to the width the filters use.
-fn narrow<T: TryFrom<i64> + Default>(v: i64) -> T {
+pub fn narrow<T: TryFrom<i64> + Default>(v: i64) -> T {
     T::try_from(v).unwrap_or_default()
 }
 

@@ -4,6 +4,7 @@
 //! items, every link answers membership queries. An item is hashed once per
 //! chain operation and the same pair probes every link.
 
+pub mod args;
 mod debug;
 mod dump;
 mod link;
@@ -43,6 +44,13 @@ pub const OPTIONS_MASK: u32 = NOROUND | ENTS_IS_BITS | FORCE64 | NO_SCALING;
 pub const CHUNK_MAX: u64 = 16 * 1024 * 1024;
 /// RDB encoding version written by `rdb_save`.
 pub const ENCODING_VERSION: i32 = 4;
+
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"MBbloom--",
+    encoding_version: ENCODING_VERSION,
+    commands: "BF.",
+};
 
 /// ln 2 and ln² 2 as RedisBloom spells them (not the exact doubles, docs/bloom.md §1).
 #[allow(clippy::approx_constant)] // deliberately RedisBloom's truncated value

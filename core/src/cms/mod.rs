@@ -7,6 +7,7 @@
 //! a counter or the total would leave its range; a query answers the
 //! smallest of them.
 
+pub mod args;
 mod batch;
 mod cell;
 mod merge;
@@ -21,6 +22,13 @@ pub use cell::CellSize;
 pub use merge::{MergeError, Source};
 pub use rdb::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
 pub use sizing::dims_for_error;
+
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"CMSk-TYPE",
+    encoding_version: ENCODING_VERSION,
+    commands: "CMS.",
+};
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};
 use batch::Geometry;

@@ -2,7 +2,7 @@
 //! seven configs (COMPAT-VALKEY-BLOOM §3, docs/valkey-bloom.md §3): values,
 //! ranges, texts, and valkey-bloom's module-argument syntax.
 
-use crate::args::valkey_bloom::{parse_fp_rate_config, parse_i64_rust, parse_tightening_config};
+use crate::valkey_bloom::args::{parse_fp_rate_config, parse_i64_rust, parse_tightening_config};
 
 /// Which Bloom flavour new filters get, and which answers the replies that
 /// depend on no key follow.

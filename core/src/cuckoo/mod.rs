@@ -5,6 +5,7 @@
 //! kick-out rollback and the alternate-bucket symmetry rely on) of
 //! `bucket_size` one-byte slots; 0 marks an empty slot.
 
+pub mod args;
 mod compact;
 mod dump;
 mod rdb;
@@ -16,6 +17,13 @@ mod tests;
 pub use crate::rdb::LoadError;
 pub use dump::{ChunkError, HeaderError, CHUNK_MAX, HEADER_LEN};
 pub use rdb::{LegacyDefaults, ENCODING_VERSION};
+
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"MBbloomCF",
+    encoding_version: ENCODING_VERSION,
+    commands: "CF.",
+};
 
 use crate::alloc::{try_push_exact, try_zeroed, AllocError};
 use crate::hash::murmur64a;

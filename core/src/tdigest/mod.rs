@@ -6,6 +6,7 @@
 //! conversion semantics (see [`c_i64`]): a digest fed the same commands holds
 //! the same bits in both modules, and every reply is the same double.
 
+pub mod args;
 mod nodes;
 mod query;
 mod rdb;
@@ -16,6 +17,13 @@ mod tests;
 
 pub use query::{Compressions, Emit};
 pub use rdb::{LoadError, ENCODING_VERSION};
+
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"TDIS-TYPE",
+    encoding_version: ENCODING_VERSION,
+    commands: "TDIGEST.",
+};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -6,6 +6,7 @@
 //! value, so the same commands give the same result on every server
 //! (docs/topk.md §3.5).
 
+pub mod args;
 mod decay;
 mod heap;
 mod rdb;
@@ -16,6 +17,13 @@ mod tests;
 pub use crate::rdb::LoadError;
 pub use heap::{cstr, Heap, HeapEntry};
 pub use rdb::ENCODING_VERSION;
+
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"TopK-TYPE",
+    encoding_version: ENCODING_VERSION,
+    commands: "TOPK.",
+};
 
 use crate::alloc::{try_copy, try_zeroed, AllocError, Block};
 use crate::hash::{murmur2, murmur2_seeds};

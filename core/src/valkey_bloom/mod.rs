@@ -6,6 +6,7 @@
 //! its own blob header; all share sub-filter 0's seed unless loaded data says
 //! otherwise, so an item is normally hashed once per operation.
 
+pub mod args;
 mod blob;
 mod filter;
 mod rdb;
@@ -23,6 +24,13 @@ use sizing::{Scale, ScaleError, FILTER, MAX_FILTERS};
 
 pub const TYPE_NAME: &str = "bloomfltr";
 pub const ENCODING_VERSION: i32 = 1;
+
+/// The data type (`TYPE` reply, RDB module id).
+pub const TYPE: crate::ModuleType = crate::ModuleType {
+    name: c"bloomfltr",
+    encoding_version: ENCODING_VERSION,
+    commands: "BF.",
+};
 /// The seed of fixed-seed mode (§4.6).
 pub const FIXED_SEED: [u8; 32] = [
     89, 15, 245, 34, 234, 120, 17, 218, 167, 20, 216, 9, 59, 62, 123, 217, 29, 137, 138, 115, 62,

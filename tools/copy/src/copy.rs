@@ -16,11 +16,11 @@
 
 use redis::{Connection, ConnectionLike, RedisResult};
 
-use crate::crc64::crc64;
 use crate::endpoint::Target;
 use crate::family::{pieces, Chunked, Family};
 use crate::payload::{Payload, PayloadError};
 use crate::report::{Log, Outcome};
+use rsbloom_core::dump::crc64;
 
 /// The private key expires by itself if the copy stops half-way.
 const TMP_TTL_MS: u64 = 3_600_000;
@@ -166,7 +166,7 @@ impl Job<'_, '_> {
             Err(e) => return Ok(Outcome::Failed(format!("source DUMP payload refused: {e}"))),
         };
         match payload.module_type() {
-            Ok((name, _)) if name == self.family.type_name => {}
+            Ok((name, _)) if name == self.family.kind.name() => {}
             Ok((name, _)) => {
                 return Ok(Outcome::Skipped(format!(
                     "changed type during the copy (now {name})"

@@ -14,7 +14,6 @@ use redis::{
 };
 
 use crate::family::{self, AddedField, Family, FAMILIES};
-use crate::payload;
 
 /// Replies to a single DUMP or RESTORE of hundreds of MiB take a while.
 const TIMEOUT: Duration = Duration::from_secs(600);
@@ -205,7 +204,7 @@ impl Target {
         };
         let dump = probe(conn).map_err(|e| format!("probing the target's RDB version: {e}"))?;
         self.rdb_version =
-            payload::checked_version(&dump).map_err(|e| format!("target DUMP: {e}"))?;
+            rsbloom_core::dump::checked_version(&dump).map_err(|e| format!("target DUMP: {e}"))?;
         Ok(())
     }
 }
@@ -266,7 +265,8 @@ fn missing_families(conn: &mut Connection) -> Vec<(&'static str, String)> {
 fn why_missing(f: &Family, known: &dyn Fn(&str) -> bool) -> String {
     let lacks = format!(
         "the target has no {} type ({} unknown",
-        f.type_name, f.command
+        f.kind.name(),
+        f.command
     );
     match f.flavour.filter(|x| known(x.shared)) {
         Some(x) => {
@@ -274,7 +274,7 @@ fn why_missing(f: &Family, known: &dyn Fn(&str) -> bool) -> String {
                 .filter(|g| known(g.command))
                 .map(|g| {
                     let module = g.flavour.map_or(g.name, |y| y.module);
-                    format!("{module}'s {}", g.type_name)
+                    format!("{module}'s {}", g.kind.name())
                 })
                 .collect();
             let serves = if others.is_empty() {

@@ -1,9 +1,11 @@
 //! The families the tool copies: one row each. A new module type is one
-//! more row: its `TYPE` name, a command that tells whether the target has
+//! more row: its core `ModuleType`, a command that tells whether the target has
 //! the type and, if it has a chunked dump, its SCANDUMP/LOADCHUNK pair.
 //! Two rows are Bloom filters served by the same `BF.*` commands:
 //! RedisBloom's `MBbloom--` and valkey-bloom's `bloomfltr` (a `Flavour`
 //! each); neither is ever converted into the other.
+
+use rsbloom_core::ModuleType;
 
 /// A chunked dump: `SCANDUMP key 0` gives `[1, header]`, `SCANDUMP key it`
 /// gives `[next, chunk]` until `[0, …]`, and `LOADCHUNK key next chunk`
@@ -68,8 +70,8 @@ pub const BLOOM_FLAVOURS: &str =
 pub struct Family {
     /// Short name in reports.
     pub name: &'static str,
-    /// The module type name: the `TYPE` reply and the id in a DUMP payload.
-    pub type_name: &'static str,
+    /// The module type: its name is the `TYPE` reply and in a DUMP's id.
+    pub kind: &'static ModuleType,
     /// A command of the family: the target has the type if it knows it.
     pub command: &'static str,
     pub chunked: Option<Chunked>,
@@ -81,7 +83,7 @@ pub struct Family {
 pub const FAMILIES: &[Family] = &[
     Family {
         name: "bloom",
-        type_name: "MBbloom--",
+        kind: &rsbloom_core::bloom::TYPE,
         chunked: Some(Chunked {
             scandump: "BF.SCANDUMP",
             loadchunk: "BF.LOADCHUNK",
@@ -103,7 +105,7 @@ pub const FAMILIES: &[Family] = &[
     // bf.bloom-memory-usage-limit), so DUMP/RESTORE carries them.
     Family {
         name: "valkey-bloom",
-        type_name: "bloomfltr",
+        kind: &rsbloom_core::valkey_bloom::TYPE,
         // RedisBloom knows BF.ADD but not BF.LOAD (valkey-bloom's AOF form,
         // which rsbloom has in both flavours).
         command: "BF.LOAD",
@@ -118,7 +120,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "cuckoo",
-        type_name: "MBbloomCF",
+        kind: &rsbloom_core::cuckoo::TYPE,
         chunked: Some(Chunked {
             scandump: "CF.SCANDUMP",
             loadchunk: "CF.LOADCHUNK",
@@ -131,7 +133,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "cms",
-        type_name: "CMSk-TYPE",
+        kind: &rsbloom_core::cms::TYPE,
         command: "CMS.QUERY",
         chunked: None,
         volatile: None,
@@ -148,7 +150,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "topk",
-        type_name: "TopK-TYPE",
+        kind: &rsbloom_core::topk::TYPE,
         command: "TOPK.ADD",
         chunked: None,
         // The heap's 24-byte records: RedisBloom saves a memory address in
@@ -163,7 +165,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "tdigest",
-        type_name: "TDIS-TYPE",
+        kind: &rsbloom_core::tdigest::TYPE,
         command: "TDIGEST.ADD",
         chunked: None,
         volatile: None,
@@ -172,7 +174,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "apbf",
-        type_name: "APBF-rsbl",
+        kind: &rsbloom_core::apbf::TYPE,
         command: "APBF.ADD",
         chunked: Some(Chunked {
             scandump: "APBF.SCANDUMP",
@@ -196,7 +198,7 @@ pub fn other_flavours(f: &Family) -> impl Iterator<Item = &'static Family> + '_ 
 
 /// The family of a `TYPE` reply.
 pub fn by_type(type_name: &str) -> Option<&'static Family> {
-    FAMILIES.iter().find(|f| f.type_name == type_name)
+    FAMILIES.iter().find(|f| f.kind.name() == type_name)
 }
 
 /// The LOADCHUNKs for a chunk that SCANDUMP gave with `next`: `(iterator,
@@ -223,9 +225,9 @@ mod tests {
     #[test]
     fn type_names_are_module_type_ids() {
         for f in FAMILIES {
-            assert_eq!(f.type_name.len(), 9, "{}", f.name);
-            assert_eq!(by_type(f.type_name), Some(f));
+            assert_eq!(by_type(f.kind.name()), Some(f));
         }
+        assert_eq!(FAMILIES.len(), rsbloom_core::TYPES.len());
         assert_eq!(by_type("string"), None);
     }
 

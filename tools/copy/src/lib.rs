@@ -5,10 +5,8 @@
 
 mod cli;
 mod copy;
-mod crc64;
 mod endpoint;
 pub mod family;
-mod lzf;
 pub mod payload;
 pub mod report;
 

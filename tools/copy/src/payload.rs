@@ -1,25 +1,14 @@
-//! `DUMP` payloads of module values: the footer (RDB version, CRC64) and
-//! the module value inside, decoded far enough to check its type and to
-//! compare two values whatever their string encoding.
-//!
-//! Layout: object type `RDB_TYPE_MODULE_2` (7), the module id as an RDB
-//! length, the module's primitives each after an opcode, opcode EOF (0); then
-//! the RDB version (2 bytes LE) and the CRC64 of everything before (8 bytes
-//! LE). The body is the same on every server; only the version differs.
+//! `DUMP` payloads of module values (the codec: `rsbloom_core::dump`),
+//! checked, moved to another RDB version, an older encoding, and compared
+//! whatever their string encoding.
 
-use crate::crc64::crc64;
 use crate::family::{AddedField, Family};
-use crate::lzf;
-
-const RDB_TYPE_MODULE_2: u8 = 7;
-const FOOTER: usize = 10;
+use rsbloom_core::dump::{self, read_prim, DumpError, FOOTER};
+pub use rsbloom_core::dump::{primitives, Prim};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PayloadError {
-    TooShort,
-    Checksum,
-    NotModule(u8),
-    Malformed(&'static str),
+    Dump(DumpError),
     /// The value needs its newer encoding: `what` is `value`, the older
     /// encoding only holds `legacy`.
     NoOlderForm {
@@ -29,13 +18,16 @@ pub enum PayloadError {
     },
 }
 
+impl From<DumpError> for PayloadError {
+    fn from(e: DumpError) -> Self {
+        PayloadError::Dump(e)
+    }
+}
+
 impl std::fmt::Display for PayloadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PayloadError::TooShort => write!(f, "payload shorter than its footer"),
-            PayloadError::Checksum => write!(f, "payload checksum (CRC64) wrong"),
-            PayloadError::NotModule(t) => write!(f, "not a module value (RDB object type {t})"),
-            PayloadError::Malformed(what) => write!(f, "malformed module value: {what}"),
+            PayloadError::Dump(e) => e.fmt(f),
             PayloadError::NoOlderForm {
                 what,
                 value,
@@ -56,10 +48,10 @@ pub struct Payload {
 impl Payload {
     /// Checks the footer's CRC64 and that the body is a module value.
     pub fn new(bytes: Vec<u8>) -> Result<Payload, PayloadError> {
-        checked_version(&bytes)?;
+        dump::checked_version(&bytes)?;
         match bytes[0] {
-            RDB_TYPE_MODULE_2 => Ok(Payload { bytes }),
-            t => Err(PayloadError::NotModule(t)),
+            dump::RDB_TYPE_MODULE_2 => Ok(Payload { bytes }),
+            t => Err(DumpError::NotModule(t).into()),
         }
     }
 
@@ -74,18 +66,16 @@ impl Payload {
 
     /// The module type of the value: its name and encoding version.
     pub fn module_type(&self) -> Result<(String, u16), PayloadError> {
-        let mut r = Reader(&self.body()[1..]);
-        Ok(decode_module_id(r.len()?))
+        let id = dump::module_header(&mut self.body())?;
+        Ok(rsbloom_core::module_type::decode_id(id))
     }
 
     /// Rewrites the footer for `rdb_version` with a fresh CRC64: the form a
     /// server of that version verifies and restores (in place: values can
     /// be hundreds of MiB).
     pub fn set_version(&mut self, rdb_version: u16) {
-        let n = self.bytes.len() - FOOTER;
-        self.bytes[n..n + 2].copy_from_slice(&rdb_version.to_le_bytes());
-        let crc = crc64(&self.bytes[..n + 2]);
-        self.bytes[n + 2..].copy_from_slice(&crc.to_le_bytes());
+        // A checked payload is longer than its footer.
+        let _ = dump::set_footer(&mut self.bytes, rdb_version);
     }
 
     /// The whole payload, footer included.
@@ -112,11 +102,11 @@ impl Payload {
                     legacy: added.legacy,
                 })
             }
-            None => return Err(PayloadError::Malformed("the added field is not an integer")),
+            None => return Err(DumpError::Malformed("the added field is not an integer").into()),
         }
         // Module ids are above 2^32: always the 9-byte RDB length form.
         if self.bytes.get(1) != Some(&0x81) {
-            return Err(PayloadError::Malformed("module id not in 8 bytes"));
+            return Err(DumpError::Malformed("module id not in 8 bytes").into());
         }
         let older = (id & !1023) | u64::from(added.since - 1);
         self.bytes[2..10].copy_from_slice(&older.to_be_bytes());
@@ -154,54 +144,6 @@ impl Payload {
     }
 }
 
-/// The RDB version of any `DUMP` payload, once its CRC64 is checked.
-pub fn checked_version(bytes: &[u8]) -> Result<u16, PayloadError> {
-    let n = bytes
-        .len()
-        .checked_sub(FOOTER)
-        .filter(|&n| n > 0)
-        .ok_or(PayloadError::TooShort)?;
-    let (data, crc) = bytes.split_at(n + 2);
-    let crc = u64::from_le_bytes(crc.try_into().map_err(|_| PayloadError::TooShort)?);
-    if crc64(data) != crc {
-        return Err(PayloadError::Checksum);
-    }
-    Ok(u16::from_le_bytes([bytes[n], bytes[n + 1]]))
-}
-
-const CHARSET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/// A module type id: 9 characters of 6 bits, then a 10-bit encoding version
-/// (Redis `moduleTypeEncodeId`).
-pub fn decode_module_id(id: u64) -> (String, u16) {
-    let name = (0..9)
-        .map(|i| char::from(CHARSET[((id >> (10 + 6 * (8 - i))) & 63) as usize]))
-        .collect();
-    (name, (id & 1023) as u16)
-}
-
-/// One primitive of a module value, strings decoded.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Prim {
-    Int(u64),
-    Float(u32),
-    Double(u64),
-    Str(Vec<u8>),
-}
-
-/// The module id and primitives of a module-value body (`RM_Save*` opcodes).
-pub fn primitives(body: &[u8]) -> Result<(u64, Vec<Prim>), PayloadError> {
-    let (mut r, id) = Reader::module(body)?;
-    let mut out = Vec::new();
-    while let Some(p) = r.prim()? {
-        out.push(p);
-    }
-    if !r.0.is_empty() {
-        return Err(PayloadError::Malformed("bytes after the EOF opcode"));
-    }
-    Ok((id, out))
-}
-
 /// The module id of a body, the byte range of its primitive `index` (opcode
 /// included; empty at the end of the value) and that primitive's value if
 /// it is an integer.
@@ -209,113 +151,17 @@ fn locate(
     body: &[u8],
     index: usize,
 ) -> Result<(u64, std::ops::Range<usize>, Option<u64>), PayloadError> {
-    let (mut r, id) = Reader::module(body)?;
+    let mut r = body;
+    let id = dump::module_header(&mut r)?;
     for _ in 0..index {
-        r.prim()?;
+        read_prim(&mut r)?;
     }
-    let start = body.len() - r.0.len();
-    let value = match r.prim()? {
+    let start = body.len() - r.len();
+    let value = match read_prim(&mut r)? {
         Some(Prim::Int(n)) => Some(n),
         _ => None,
     };
-    Ok((id, start..body.len() - r.0.len(), value))
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    /// A reader after the object type and module id of `body`.
-    fn module(body: &'a [u8]) -> Result<(Reader<'a>, u64), PayloadError> {
-        let mut r = Reader(body);
-        match r.byte()? {
-            RDB_TYPE_MODULE_2 => {}
-            t => return Err(PayloadError::NotModule(t)),
-        }
-        let id = r.len()?;
-        Ok((r, id))
-    }
-
-    /// The next primitive; `None` at the EOF opcode.
-    fn prim(&mut self) -> Result<Option<Prim>, PayloadError> {
-        Ok(Some(match self.byte()? {
-            0 => return Ok(None),
-            1 | 2 => Prim::Int(self.len()?),
-            3 => Prim::Float(u32::from_le_bytes(self.array()?)),
-            4 => Prim::Double(u64::from_le_bytes(self.array()?)),
-            5 => Prim::Str(self.string()?),
-            _ => return Err(PayloadError::Malformed("unknown module opcode")),
-        }))
-    }
-
-    fn take(&mut self, n: usize) -> Result<&[u8], PayloadError> {
-        if n > self.0.len() {
-            return Err(PayloadError::Malformed("truncated"));
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
-    }
-
-    fn byte(&mut self) -> Result<u8, PayloadError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], PayloadError> {
-        self.take(N)?
-            .try_into()
-            .map_err(|_| PayloadError::Malformed("truncated"))
-    }
-
-    /// An RDB length (`rdbLoadLen`); encoded-string markers are an error here.
-    fn len(&mut self) -> Result<u64, PayloadError> {
-        match self.len_or_encoding()? {
-            Len::Plain(n) => Ok(n),
-            Len::Encoded(_) => Err(PayloadError::Malformed("encoding where a length belongs")),
-        }
-    }
-
-    fn len_or_encoding(&mut self) -> Result<Len, PayloadError> {
-        let b = self.byte()?;
-        Ok(match b >> 6 {
-            0 => Len::Plain(u64::from(b & 0x3f)),
-            1 => Len::Plain((u64::from(b & 0x3f) << 8) | u64::from(self.byte()?)),
-            3 => Len::Encoded(b & 0x3f),
-            _ if b == 0x80 => Len::Plain(u64::from(u32::from_be_bytes(self.array()?))),
-            _ if b == 0x81 => Len::Plain(u64::from_be_bytes(self.array()?)),
-            _ => return Err(PayloadError::Malformed("unknown length byte")),
-        })
-    }
-
-    /// An RDB string: raw, integer-encoded or LZF-compressed.
-    fn string(&mut self) -> Result<Vec<u8>, PayloadError> {
-        let n = match self.len_or_encoding()? {
-            Len::Plain(n) => n,
-            Len::Encoded(0) => return Ok((self.byte()? as i8).to_string().into_bytes()),
-            Len::Encoded(1) => {
-                return Ok(i16::from_le_bytes(self.array()?).to_string().into_bytes())
-            }
-            Len::Encoded(2) => {
-                return Ok(i32::from_le_bytes(self.array()?).to_string().into_bytes())
-            }
-            Len::Encoded(3) => {
-                let clen = self.len()?;
-                let ulen = self.len()?;
-                let packed = self
-                    .take(usize::try_from(clen).map_err(|_| PayloadError::Malformed("length"))?)?;
-                let ulen = usize::try_from(ulen).map_err(|_| PayloadError::Malformed("length"))?;
-                return lzf::decompress(packed, ulen)
-                    .ok_or(PayloadError::Malformed("bad LZF data"));
-            }
-            Len::Encoded(_) => return Err(PayloadError::Malformed("unknown string encoding")),
-        };
-        let n = usize::try_from(n).map_err(|_| PayloadError::Malformed("length"))?;
-        Ok(self.take(n)?.to_vec())
-    }
-}
-
-enum Len {
-    Plain(u64),
-    Encoded(u8),
+    Ok((id, start..body.len() - r.len(), value))
 }
 
 #[cfg(test)]
@@ -335,30 +181,7 @@ mod tests {
     }
 
     fn payload(body: &[u8], version: u16) -> Vec<u8> {
-        let mut p = body.to_vec();
-        p.extend_from_slice(&version.to_le_bytes());
-        let crc = crc64(&p);
-        p.extend_from_slice(&crc.to_le_bytes());
-        p
-    }
-
-    #[test]
-    fn module_ids_decode_to_type_names() {
-        assert_eq!(decode_module_id(BF_ID), ("MBbloom--".into(), 4));
-        assert_eq!(
-            decode_module_id(0x3016e5a289821404),
-            ("MBbloomCF".into(), 4)
-        );
-        assert_eq!(
-            decode_module_id(0x08c4a4f9360f1000),
-            ("CMSk-TYPE".into(), 0)
-        );
-        assert_eq!(decode_module_id(TOPK_ID), ("TopK-TYPE".into(), 0));
-        // valkey-bloom 1.0.1's type, encoding version 1 (COMPAT-VALKEY-BLOOM §1.1).
-        assert_eq!(
-            decode_module_id(0x6e5a2899f96dac01),
-            ("bloomfltr".into(), 1)
-        );
+        dump::with_footer(body, version)
     }
 
     #[test]
@@ -369,17 +192,20 @@ mod tests {
         assert_eq!(p.module_type().unwrap(), ("MBbloom--".into(), 4));
         p.set_version(80);
         assert_eq!(p.bytes(), payload(&b, 80));
-        assert_eq!(checked_version(p.bytes()), Ok(80));
+        assert_eq!(dump::checked_version(p.bytes()), Ok(80));
         let mut bad = p.bytes().to_vec();
         bad[3] ^= 1;
-        assert_eq!(Payload::new(bad).err(), Some(PayloadError::Checksum));
+        assert_eq!(
+            Payload::new(bad).err(),
+            Some(PayloadError::Dump(DumpError::Checksum))
+        );
         assert_eq!(
             Payload::new(vec![0; 10]).err(),
-            Some(PayloadError::TooShort)
+            Some(PayloadError::Dump(DumpError::TooShort))
         );
         assert_eq!(
             Payload::new(payload(b"\x00\x03abc", 10)).err(),
-            Some(PayloadError::NotModule(0))
+            Some(PayloadError::Dump(DumpError::NotModule(0)))
         );
     }
 
@@ -496,8 +322,5 @@ mod tests {
             assert!(primitives(&good[..n]).is_err(), "prefix {n}");
             assert!(locate(&good[..n], 2).is_err(), "prefix {n}");
         }
-        assert!(primitives(&body(BF_ID, b"\x09\x00")).is_err());
-        assert!(primitives(&body(BF_ID, b"\x00\x00")).is_err());
-        assert!(primitives(&body(BF_ID, b"\x05\xc3\x05\x09\x00\x00")).is_err());
     }
 }

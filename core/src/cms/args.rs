@@ -2,7 +2,7 @@
 //! between the argument count and the numbers, so these parse the numbers
 //! only; the handlers check the count first.
 
-use super::{parse_f64, parse_i64, ArgError};
+use crate::args::{parse_f64, parse_i64, ArgError};
 use crate::cms::CellSize;
 
 const INVALID_WIDTH: ArgError = ArgError::Reply("CMS: invalid width");

@@ -1,8 +1,8 @@
 //! APBF.* argument parsing (docs/apbf.md §5). The handlers check the key
 //! after the argument count and before these numbers.
 
-use super::{parse_f64, parse_i64, ArgError};
 use crate::apbf::{Window, MAX_CAPACITY, MAX_SPAN_MS};
+use crate::args::{parse_f64, parse_i64, ArgError};
 
 const BAD_WINDOW: ArgError = ArgError::Reply("ERR APBF: window must be COUNT or TIME");
 const COUNT_ARITY: ArgError =

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use super::{
+use crate::args::{
     find_word, in_range, items_start, lower_at, narrow, option_value, parse_i64, ranged_i64,
     ArgError, MAX_CAPACITY, MAX_EXPANSION,
 };

@@ -2,7 +2,7 @@
 //! before any argument (§5.0), so each parser runs after the lookup and
 //! sees the whole argument vector (`argv[0]` the command, `argv[1]` the key).
 
-use super::{parse_f64, parse_i64, ArgError};
+use crate::args::{parse_f64, parse_i64, ArgError};
 
 pub const KEY_MISSING: &str = "ERR T-Digest: key does not exist";
 pub const KEY_EXISTS: &str = "ERR T-Digest: key already exists";

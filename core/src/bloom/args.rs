@@ -1,6 +1,6 @@
 //! BF.* argument parsing (docs/bloom.md §8).
 
-use super::{
+use crate::args::{
     find_word, in_range, items_start, lower_at, narrow, option_value, parse_f64, parse_i64,
     ranged_i64, ArgError, MAX_CAPACITY, MAX_EXPANSION,
 };

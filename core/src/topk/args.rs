@@ -1,6 +1,6 @@
 //! TOPK.* argument parsing (docs/topk.md §4).
 
-use super::{parse_f64, ranged_i64, ArgError};
+use crate::args::{parse_f64, ranged_i64, ArgError};
 use crate::topk::{DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH};
 
 /// Parameters of TOPK.RESERVE.

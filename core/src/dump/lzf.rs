@@ -1,11 +1,20 @@
 //! LZF decompression (liblzf `lzf_decompress`), the only compression RDB
-//! strings use: needed to compare two values written with different
-//! `rdbcompression` settings.
+//! strings use. Hand-written: the `lzf` crate is marked deprecated by its
+//! author, and this is forty lines.
+
+/// The most one input byte can decompress to: a 3-byte back reference
+/// yields 7 + 255 + 2 = 264 bytes.
+const MAX_RATIO: usize = 88;
 
 /// Decompresses `input` into exactly `out_len` bytes; `None` if the data is
-/// malformed or does not decompress to that length.
+/// malformed or does not decompress to that length. A length the input
+/// cannot reach is refused before anything is allocated.
 pub fn decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(out_len);
+    if out_len > input.len().saturating_mul(MAX_RATIO) {
+        return None;
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(out_len).ok()?;
     let mut i = 0;
     while i < input.len() {
         let ctrl = usize::from(input[i]);
@@ -24,9 +33,8 @@ pub fn decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
             i += 1;
             let from = out.len().checked_sub(back)?;
             // Overlapping copies repeat bytes: copy one at a time.
-            for k in 0..len + 2 {
-                let b = out[from + k];
-                out.push(b);
+            for k in from..from + len + 2 {
+                out.push(*out.get(k)?);
             }
         }
         if out.len() > out_len {
@@ -59,5 +67,6 @@ mod tests {
         assert_eq!(decompress(b"\x20\x00", 2), None); // reference before any output
         assert_eq!(decompress(b"\x01ab", 3), None); // wrong length
         assert_eq!(decompress(b"\x00a\xe0", 13), None); // truncated reference
+        assert_eq!(decompress(b"\x00a", usize::MAX), None); // unreachable length
     }
 }

@@ -6,7 +6,7 @@
 //! parsers: `+10`, `010`, `.5` and `inf` parse. Keywords match when their
 //! Unicode upper-case form equals the keyword (`ﬁlters` is FILTERS).
 
-use super::ArgError;
+use crate::args::ArgError;
 
 const BAD_ERROR_RATE: &str = "ERR bad error rate";
 const ERROR_RATE_RANGE: &str = "ERR (0 < error rate range < 1)";

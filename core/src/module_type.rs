@@ -1,0 +1,84 @@
+//! A module data type as the server knows it: the name `TYPE` replies and
+//! that, with the encoding version, makes the module id in an RDB value.
+
+use std::ffi::CStr;
+
+/// One data type of the module (`RedisModule_CreateDataType`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ModuleType {
+    /// Nine characters of [`CHARSET`].
+    pub name: &'static CStr,
+    /// The encoding version written; every older one is read too.
+    pub encoding_version: i32,
+    /// The prefix of the family's commands.
+    pub commands: &'static str,
+}
+
+/// The characters of a type name (Redis `ModuleTypeNameCharSet`), 6 bits each.
+pub const CHARSET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+impl ModuleType {
+    /// The name as text (what `TYPE` replies).
+    pub const fn name(&self) -> &'static str {
+        match self.name.to_str() {
+            Ok(s) => s,
+            Err(_) => "",
+        }
+    }
+
+    /// The module id of a value at encoding version `encver` (Redis
+    /// `moduleTypeEncodeId`: the name's 9 characters of 6 bits, then 10
+    /// bits of version).
+    pub const fn id(&self, encver: u16) -> u64 {
+        let name = self.name.to_bytes();
+        let mut id = 0u64;
+        let mut i = 0;
+        while i < name.len() {
+            let mut c = 0;
+            while c < CHARSET.len() && CHARSET[c] != name[i] {
+                c += 1;
+            }
+            id = (id << 6) | (c as u64 & 63);
+            i += 1;
+        }
+        (id << 10) | (encver as u64 & 1023)
+    }
+
+    /// The module id of a value written now.
+    pub const fn current_id(&self) -> u64 {
+        self.id(self.encoding_version as u16)
+    }
+}
+
+/// The type name and encoding version of a module id.
+pub fn decode_id(id: u64) -> (String, u16) {
+    let name = (0..9)
+        .map(|i| char::from(CHARSET[((id >> (10 + 6 * (8 - i))) & 63) as usize]))
+        .collect();
+    (name, (id & 1023) as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_type_has_a_valid_name_and_round_trips_its_id() {
+        for t in crate::TYPES {
+            assert_eq!(t.name().len(), 9, "{t:?}");
+            assert!(t.name().bytes().all(|b| CHARSET.contains(&b)), "{t:?}");
+            let v = t.encoding_version as u16;
+            assert_eq!(decode_id(t.id(v)), (t.name().to_string(), v));
+        }
+    }
+
+    #[test]
+    fn ids_are_redis_ids() {
+        // As DUMP payloads carry them (tests/common/dump.rs, COMPAT-VALKEY-BLOOM §1.1).
+        assert_eq!(crate::bloom::TYPE.current_id(), 0x3016e5a289bef804);
+        assert_eq!(crate::cuckoo::TYPE.current_id(), 0x3016e5a289821404);
+        assert_eq!(crate::cms::TYPE.id(0), 0x08c4a4f9360f1000);
+        assert_eq!(crate::topk::TYPE.current_id(), 0x4e8a4af9360f1000);
+        assert_eq!(crate::valkey_bloom::TYPE.current_id(), 0x6e5a2899f96dac01);
+    }
+}
