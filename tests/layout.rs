@@ -551,8 +551,9 @@ const FLOORS: &[Floors] = &[
                 "module_type.rs",
                 "dump/",
             ],
-            // Redis number parsing, shared by the parsers and the configs.
-            &["args/mod.rs", "args/num.rs"],
+            // Number parsing and argument helpers, shared by the parsers
+            // and the configs.
+            &["args/"],
             &["config.rs", "config/"],
             &[
                 "bloom/",
@@ -562,29 +563,11 @@ const FLOORS: &[Floors] = &[
                 "tdigest/",
                 "apbf/",
                 "valkey_bloom/",
-                // Parsers not yet in their family's folder (<family>/args.rs).
-                "args/",
             ],
             // lib.rs: the crate's table of types.
         ],
         families: 3,
-        allowed: &[
-            (
-                "args/",
-                "",
-                "EXPECTED TO GO: the parsers in args/<family>.rs move into <family>/args.rs (issue #28, core side)",
-            ),
-            (
-                "config/valkey_bloom.rs",
-                "args/valkey_bloom.rs",
-                "EXPECTED TO GO: valkey-bloom's config parsing uses its command parser (issue #28, core side)",
-            ),
-            (
-                "config/valkey_bloom.rs",
-                "valkey_bloom/args.rs",
-                "EXPECTED TO GO: as above, once the parser is in its family's folder",
-            ),
-        ],
+        allowed: &[],
     },
 ];
 

@@ -4,7 +4,8 @@
 mod valkey_bloom;
 
 pub use valkey_bloom::{
-    BloomFlavor, IntConfig, ValkeyBloomConfig, CAPACITY, EXPANSION, MEMORY_LIMIT,
+    parse_fp_rate_config, parse_tightening_config, BloomFlavor, IntConfig, ValkeyBloomConfig,
+    CAPACITY, EXPANSION, MEMORY_LIMIT,
 };
 
 use crate::args::{parse_f64, parse_i64, MAX_CAPACITY, MAX_EXPANSION};

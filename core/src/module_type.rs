@@ -57,28 +57,3 @@ pub fn decode_id(id: u64) -> (String, u16) {
         .collect();
     (name, (id & 1023) as u16)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_type_has_a_valid_name_and_round_trips_its_id() {
-        for t in crate::TYPES {
-            assert_eq!(t.name().len(), 9, "{t:?}");
-            assert!(t.name().bytes().all(|b| CHARSET.contains(&b)), "{t:?}");
-            let v = t.encoding_version as u16;
-            assert_eq!(decode_id(t.id(v)), (t.name().to_string(), v));
-        }
-    }
-
-    #[test]
-    fn ids_are_redis_ids() {
-        // As DUMP payloads carry them (tests/common/dump.rs, COMPAT-VALKEY-BLOOM §1.1).
-        assert_eq!(crate::bloom::TYPE.current_id(), 0x3016e5a289bef804);
-        assert_eq!(crate::cuckoo::TYPE.current_id(), 0x3016e5a289821404);
-        assert_eq!(crate::cms::TYPE.id(0), 0x08c4a4f9360f1000);
-        assert_eq!(crate::topk::TYPE.current_id(), 0x4e8a4af9360f1000);
-        assert_eq!(crate::valkey_bloom::TYPE.current_id(), 0x6e5a2899f96dac01);
-    }
-}

@@ -1,12 +1,12 @@
 //! `APBF-rsbl`: how a sliding-window filter lives in the keyspace
 //! (docs/apbf.md §6).
 
-use rsbloom_core::apbf::{Apbf, ENCODING_VERSION};
+use rsbloom_core::apbf::Apbf;
 
 use crate::ffi::io::AofWriter;
 
 data_type! {
-    Apbf = c"APBF-rsbl", encoding ENCODING_VERSION, bytes size_bytes;
+    Apbf = rsbloom_core::apbf::TYPE, bytes size_bytes;
 
     {
         /// APBF.LOADCHUNK of every SCANDUMP chunk (at most 16 MiB each), as a

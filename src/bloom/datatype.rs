@@ -1,12 +1,12 @@
 //! `MBbloom--`: how a Bloom chain lives in the keyspace (docs/module.md §1.2,
 //! docs/bloom.md §9, §11).
 
-use rsbloom_core::bloom::{Chain, ENCODING_VERSION};
+use rsbloom_core::bloom::Chain;
 
 use crate::ffi::io::AofWriter;
 
 data_type! {
-    Chain = c"MBbloom--", encoding ENCODING_VERSION, bytes size_bytes;
+    Chain = rsbloom_core::bloom::TYPE, bytes size_bytes;
 
     {
         /// BF.LOADCHUNK of the header at iterator 1, then of each SCANDUMP

@@ -1,11 +1,11 @@
 //! `CMSk-TYPE`: how a sketch lives in the keyspace (docs/cms.md §1.1, §6).
 
-use rsbloom_core::cms::{CellSize, CountMinSketch, ENCODING_VERSION};
+use rsbloom_core::cms::{CellSize, CountMinSketch};
 
 use crate::ffi::io::AofWriter;
 
 data_type! {
-    CountMinSketch = c"CMSk-TYPE", encoding ENCODING_VERSION, bytes size_bytes;
+    CountMinSketch = rsbloom_core::cms::TYPE, bytes size_bytes;
     load(src, encver) => {
         let s = CountMinSketch::rdb_load(src, encver).map_err(|e| format!("{e:?}"))?;
         if s.cell_size() != CellSize::Four && crate::config::cms_legacy_encoding() {

@@ -1,7 +1,7 @@
 //! `MBbloomCF`: how a cuckoo filter lives in the keyspace (docs/module.md
 //! §1.2, docs/cuckoo.md §13, §15).
 
-use rsbloom_core::cuckoo::{CuckooFilter, LegacyDefaults, ENCODING_VERSION};
+use rsbloom_core::cuckoo::{CuckooFilter, LegacyDefaults};
 
 use crate::ffi::io::AofWriter;
 
@@ -20,7 +20,7 @@ fn legacy_defaults() -> LegacyDefaults {
 }
 
 data_type! {
-    CuckooFilter = c"MBbloomCF", encoding ENCODING_VERSION, bytes size_bytes;
+    CuckooFilter = rsbloom_core::cuckoo::TYPE, bytes size_bytes;
     load(src, encver) =>
         CuckooFilter::rdb_load(src, encver, legacy_defaults(), RDB_MAX_BUCKET_SIZE)
             .map_err(|e| format!("{e:?}"));

@@ -67,14 +67,14 @@ pub trait DataType: Sized + 'static {
     fn for_each_linked_block_mut(&mut self, _f: &mut dyn FnMut(&mut dyn Block)) {}
 }
 
-/// Implements [`DataType`] for a core value type: `Type = c"NAME-9chr",
-/// encoding VERSION, bytes method;` then, where a type differs from the
+/// Implements [`DataType`] for a core value type: `Type = family::TYPE,
+/// bytes method;` (the core's type table: name, encoding version) then, where a type differs from the
 /// common shape (`Type::rdb_load(src, encver)`, `Type::rdb_save(v, sink)`,
 /// `v.blocks_mut()`), `load(src, encver) => …;`, `save(v, sink) => …;`,
 /// `blocks(v, f) => …;`; then, in braces, any other `DataType` method.
 macro_rules! data_type {
     (
-        $t:ty = $name:literal, encoding $ver:expr, bytes $bytes:ident;
+        $t:ty = $kind:path, bytes $bytes:ident;
         $(load($src:ident, $encver:ident) => $load:expr;)?
         $(save($sv:ident, $sink:ident) => $save:expr;)?
         $(blocks($bv:ident, $f:ident) => $blocks:expr;)?
@@ -90,8 +90,8 @@ macro_rules! data_type {
             static CELL: TypeCell = TypeCell::new();
 
             impl DataType for $t {
-                const NAME: &'static CStr = $name;
-                const ENCODING_VERSION: c_int = $ver;
+                const NAME: &'static CStr = $kind.name;
+                const ENCODING_VERSION: c_int = $kind.encoding_version;
 
                 fn cell() -> &'static TypeCell {
                     &CELL

@@ -1,11 +1,11 @@
 //! `TDIS-TYPE`: how a T-Digest lives in the keyspace (docs/tdigest.md §7).
 
-use rsbloom_core::tdigest::{TDigest, ENCODING_VERSION};
+use rsbloom_core::tdigest::TDigest;
 
 use crate::ffi::io::{AofWriter, IoSink};
 
 data_type! {
-    TDigest = c"TDIS-TYPE", encoding ENCODING_VERSION, bytes memory_usage;
+    TDigest = rsbloom_core::tdigest::TYPE, bytes memory_usage;
     blocks(td, f) => TDigest::for_each_block_mut(td, f);
     {
         /// Saves the compressed digest (§7.1). Like RedisBloom, a save in the

@@ -1,11 +1,11 @@
 //! `TopK-TYPE`: how a Top-K lives in the keyspace (docs/topk.md §5).
 
-use rsbloom_core::topk::{TopK, ENCODING_VERSION};
+use rsbloom_core::topk::TopK;
 
 use crate::ffi::io::AofWriter;
 
 data_type! {
-    TopK = c"TopK-TYPE", encoding ENCODING_VERSION, bytes memory_usage;
+    TopK = rsbloom_core::topk::TYPE, bytes memory_usage;
 
     {
         /// `RESTORE key 0 <DUMP payload>`, as RedisBloom rewrites it.

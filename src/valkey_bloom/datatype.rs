@@ -1,7 +1,7 @@
 //! `bloomfltr`: how a valkey-bloom filter lives in the keyspace
 //! (COMPAT-VALKEY-BLOOM §5, docs/valkey-bloom.md §5).
 
-use rsbloom_core::valkey_bloom::{Object, ENCODING_VERSION};
+use rsbloom_core::valkey_bloom::Object;
 
 use crate::config;
 use crate::ffi::io::{loading_or_replica, AofWriter};
@@ -21,7 +21,7 @@ pub fn memory_limit() -> u64 {
 }
 
 data_type! {
-    Object = c"bloomfltr", encoding ENCODING_VERSION, bytes size;
+    Object = rsbloom_core::valkey_bloom::TYPE, bytes size;
     load(src, encver) => Object::rdb_load(src, encver, load_limit()).map_err(|e| format!("{e:?}"));
     {
         fn digest_to<S: RdbSink>(&self, sink: &mut S) {

@@ -7,6 +7,7 @@
 //! or the exact error reply of the specification. Parsers never allocate.
 
 pub mod num;
+pub mod rust_num;
 
 pub use num::{parse_f64, parse_i64};
 

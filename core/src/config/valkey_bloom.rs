@@ -2,7 +2,19 @@
 //! seven configs (COMPAT-VALKEY-BLOOM §3, docs/valkey-bloom.md §3): values,
 //! ranges, texts, and valkey-bloom's module-argument syntax.
 
-use crate::valkey_bloom::args::{parse_fp_rate_config, parse_i64_rust, parse_tightening_config};
+use crate::args::rust_num::{parse_i64_rust, unit_rate, ERROR_RATE_RANGE, TIGHTENING_RANGE};
+
+const BAD_FLOAT: &str = "Invalid floating-point value";
+
+/// The text of `bf.bloom-fp-rate` (CONFIG SET or a module argument).
+pub fn parse_fp_rate_config(text: &[u8]) -> Result<f64, &'static str> {
+    unit_rate(text, BAD_FLOAT, ERROR_RATE_RANGE)
+}
+
+/// The text of `bf.bloom-tightening-ratio`.
+pub fn parse_tightening_config(text: &[u8]) -> Result<f64, &'static str> {
+    unit_rate(text, BAD_FLOAT, TIGHTENING_RANGE)
+}
 
 /// Which Bloom flavour new filters get, and which answers the replies that
 /// depend on no key follow.

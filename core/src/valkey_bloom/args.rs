@@ -6,16 +6,16 @@
 //! parsers: `+10`, `010`, `.5` and `inf` parse. Keywords match when their
 //! Unicode upper-case form equals the keyword (`ﬁlters` is FILTERS).
 
+use crate::args::rust_num::{
+    is_keyword, parse_i64_rust, parse_u32_rust, unit_rate, ERROR_RATE_RANGE, TIGHTENING_RANGE,
+};
 use crate::args::ArgError;
 
 const BAD_ERROR_RATE: &str = "ERR bad error rate";
-const ERROR_RATE_RANGE: &str = "ERR (0 < error rate range < 1)";
 const CAPACITY_ZERO: &str = "ERR (capacity should be larger than 0)";
 const BAD_CAPACITY: &str = "ERR bad capacity";
 const BAD_EXPANSION: &str = "ERR bad expansion";
 const BAD_TIGHTENING: &str = "ERR bad tightening ratio";
-const TIGHTENING_RANGE: &str = "ERR (0 < tightening ratio range < 1)";
-const BAD_FLOAT: &str = "Invalid floating-point value";
 
 /// The configs a creation falls back on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,39 +62,6 @@ pub enum InfoField {
     Error,
     Tightening,
     MaxScaledCapacity,
-}
-
-fn text(s: &[u8]) -> Option<&str> {
-    std::str::from_utf8(s).ok()
-}
-
-fn parse_f64_rust(s: &[u8]) -> Option<f64> {
-    text(s)?.parse().ok()
-}
-
-/// Rust's `i64` parse: optional sign, ASCII digits, leading zeros allowed
-/// (module arguments, §3).
-pub fn parse_i64_rust(s: &[u8]) -> Option<i64> {
-    text(s)?.parse().ok()
-}
-
-fn parse_u32_rust(s: &[u8]) -> Option<u32> {
-    text(s)?.parse().ok()
-}
-
-/// The keyword rule: `arg`'s Unicode upper-case form is exactly `keyword`.
-fn is_keyword(arg: &[u8], keyword: &str) -> bool {
-    text(arg).is_some_and(|t| t.chars().flat_map(char::to_uppercase).eq(keyword.chars()))
-}
-
-/// A rate strictly inside (0, 1): `bad` when unparsable, `range` otherwise.
-fn unit_rate(s: &[u8], bad: &'static str, range: &'static str) -> Result<f64, &'static str> {
-    let v = parse_f64_rust(s).ok_or(bad)?;
-    if v > 0.0 && v < 1.0 {
-        Ok(v)
-    } else {
-        Err(range)
-    }
 }
 
 fn error_rate(s: &[u8]) -> Result<f64, ArgError> {
@@ -238,19 +205,11 @@ pub fn parse_info_field(arg: &[u8]) -> Result<InfoField, ArgError> {
         .ok_or(ArgError::Reply("ERR invalid information value"))
 }
 
-/// The text of `bf.bloom-fp-rate` (CONFIG SET or a module argument).
-pub fn parse_fp_rate_config(text: &[u8]) -> Result<f64, &'static str> {
-    unit_rate(text, BAD_FLOAT, ERROR_RATE_RANGE)
-}
-
-/// The text of `bf.bloom-tightening-ratio`.
-pub fn parse_tightening_config(text: &[u8]) -> Result<f64, &'static str> {
-    unit_rate(text, BAD_FLOAT, TIGHTENING_RANGE)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::args::rust_num::parse_f64_rust;
+    use crate::config::{parse_fp_rate_config, parse_tightening_config};
 
     const D: Defaults = Defaults {
         capacity: 100,

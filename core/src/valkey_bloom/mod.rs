@@ -22,7 +22,6 @@ mod vectors;
 use filter::{Hash, SubFilter};
 use sizing::{Scale, ScaleError, FILTER, MAX_FILTERS};
 
-pub const TYPE_NAME: &str = "bloomfltr";
 pub const ENCODING_VERSION: i32 = 1;
 
 /// The data type (`TYPE` reply, RDB module id).
