@@ -97,9 +97,7 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> Reply {
     let f = filter_mut(&mut key)?;
     age_to_clock(ctx, name, f);
     ctx.reply_array(items.len());
-    for item in items {
-        ctx.reply_int(i64::from(!f.add(item.as_ref())));
-    }
+    f.add_batch(items, |present| ctx.reply_int(i64::from(!present)));
     ctx.propagate();
     Ok(())
 }
@@ -116,9 +114,9 @@ pub fn exists(ctx: &Ctx, args: &[RStr]) -> Reply {
     };
     let now = ctx.now_ms();
     ctx.reply_array(items.len());
-    for item in items {
-        let present = f.is_some_and(|f| f.contains(item.as_ref(), now));
-        ctx.reply_int(i64::from(present));
+    match f {
+        Some(f) => f.contains_batch(items, now, |present| ctx.reply_int(i64::from(present))),
+        None => items.iter().for_each(|_| ctx.reply_int(0)),
     }
     Ok(())
 }
