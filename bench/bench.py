@@ -14,7 +14,7 @@ filters whose content must be identical on both sides.
 Usage: bench/bench.py [--rounds N] [--quick] [--only NAME,...] [--no-big]
                       [--save TABLE.md] [--chart CHART.svg]
        bench/bench.py --from TABLE.md --chart CHART.svg
-       bench/bench.py --apbf [--rounds N] [--quick]
+       bench/bench.py --apbf [--apbf-windows N,...] [--rounds N] [--quick]
        bench/bench.py --valkey-bloom [--rounds N] [--quick] [--only NAME,...] [--save TABLE.md]
 --save writes the results table it prints; --chart draws the ratio column as
 a bar chart (SVG); --from reads a table instead of running (a file --save
@@ -37,6 +37,7 @@ import shlex
 import shutil
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -654,98 +655,148 @@ def workloads(quick):
 # ---------------------------------------------------------------------------
 # APBF (docs/apbf.md §7.4): rsbloom only, against its own Bloom filters.
 
-APBF_WINDOW = 1_000_000
 # Bits per item of a classic Bloom filter at error e: -ln(e) / ln(2)^2.
 BLOOM_BITS_1PCT = 9.585
+# Windows from this size are memory-bound: filters filled once, never reset.
+LARGE_WINDOW = 10_000_000
+# A day: no shift of the time window while the benchmark runs.
+APBF_SPAN_MS = 86_400_000
+
+# Inserts `tag<i>` for i in [start, end) into a key, 1,000 per command,
+# inside the server: large windows fill without a client round trip per item.
+FILL_SCRIPT = """
+local t = {}
+for i = tonumber(ARGV[3]), tonumber(ARGV[4]) - 1 do
+  t[#t + 1] = ARGV[2] .. i
+  if #t == 1000 then redis.call(ARGV[1], KEYS[1], unpack(t)); t = {} end
+end
+if #t > 0 then redis.call(ARGV[1], KEYS[1], unpack(t)) end
+return 0
+"""
 
 
-def apbf_setup(s):
-    """A count window of 1M items at 1% (filled with two windows), and the
-    client-rotated pair's previous filter, full: one Bloom filter of a
-    window at 0.5% (a check of both stays under 1%). Returns the window's
-    bytes and the capacity of a same-memory Bloom filter at 1%."""
+def fill(c, cmd, key, tag, count):
+    step = 200_000
+    c.pipeline([["EVAL", FILL_SCRIPT, "1", key, cmd, tag, str(j), str(min(j + step, count))]
+                for j in range(0, count, step)], window=2)
+
+
+def apbf_setup(s, window):
+    """A count window at 1% filled with 1.25 windows (every one of its
+    k + l = 57 slices has been among the k youngest: the steady state); the
+    same filter as a time window of a day (its SCANDUMP loaded with the
+    span and clock set: no shift during the run); the client-rotated pair's
+    previous filter, full: one Bloom filter of a window at 0.5% (a check of
+    both stays under 1%). Large windows also get the pair's current filter
+    half full (its average) and the same-memory Bloom filter holding a
+    window. Returns the window's bytes and the capacity of a same-memory
+    Bloom filter at 1%."""
     c = s.conn
-    c.call("APBF.RESERVE", "ap", "COUNT", "0.01", str(APBF_WINDOW))
-    c.call("BF.RESERVE", "rot:prev", "0.005", str(APBF_WINDOW), "NONSCALING")
-    fill = [["BF.MADD", "rot:prev"] + [b"p%d" % i for i in range(j, j + 1000)]
-            for j in range(0, APBF_WINDOW - 1000, 1000)]
-    fill += [["APBF.ADD", "ap"] + [b"p%d" % i for i in range(j, j + 1000)]
-             for j in range(0, 2 * APBF_WINDOW, 1000)]
-    c.pipeline(fill, window=8)
+    c.call("APBF.RESERVE", "ap", "COUNT", "0.01", str(window))
+    c.call("BF.RESERVE", "rot:prev", "0.005", str(window), "NONSCALING")
+    fill(c, "BF.MADD", "rot:prev", "p", window - 1000)
+    fill(c, "APBF.ADD", "ap", "p", window * 5 // 4)
     info = c.call("APBF.INFO", "ap")
     size = int(info[info.index("Size") + 1])
-    return size, int(size * 8 / BLOOM_BITS_1PCT)
+    sec, _ = c.call("TIME")
+    it = 0
+    while True:
+        it, data = c.call("APBF.SCANDUMP", "ap", str(it))
+        if it == 0:
+            break
+        if it == 1:
+            data = (data[:8] + struct.pack("<Q", APBF_SPAN_MS) + data[16:96]
+                    + struct.pack("<Q", int(sec) * 1000) + data[104:])
+        c.call("APBF.LOADCHUNK", "apt", str(it), data)
+    same = int(size * 8 / BLOOM_BITS_1PCT)
+    if window >= LARGE_WINDOW:
+        fresh_blooms(s, window, same)
+        fill(c, "BF.MADD", "rot:cur", "c", window // 2)
+        fill(c, "BF.MADD", "bfsame", "s", window)
+    return size, same
 
 
-def fresh_blooms(s, same_memory):
-    """Non-scaling Bloom filters fill up: each round starts with empty ones
-    (the same-memory filter, and the pair's current filter)."""
+def fresh_blooms(s, window, same_memory):
+    """The same-memory filter, and the pair's current filter, empty."""
     c = s.conn
     c.call("DEL", "bfsame", "rot:cur")
     c.call("BF.RESERVE", "bfsame", "0.01", str(same_memory), "NONSCALING")
-    c.call("BF.RESERVE", "rot:cur", "0.005", str(APBF_WINDOW), "NONSCALING")
+    c.call("BF.RESERVE", "rot:cur", "0.005", str(window), "NONSCALING")
 
 
-def apbf_workloads(n):
-    """(name, [commands]): the rate of a name with two commands is that of
-    doing both per item (1 / (1/r1 + 1/r2))."""
+PAIR = "rotated pair"
+
+
+def apbf_workloads():
+    """(group, items per command, [(name, [commands])]): the APBF rows first,
+    then the same-memory Bloom filter, then the pair; the rate of a name
+    with two commands is that of doing both per item (1 / (1/r1 + 1/r2))."""
     one = ["__rand_int__"]
     many = rand_items(BATCH, "a")
-    return [
-        ("APBF.ADD", 1, [["APBF.ADD", "ap"] + one]),
-        ("BF.ADD, same memory", 1, [["BF.ADD", "bfsame"] + one]),
-        ("rotated pair add: BF.EXISTS prev + BF.ADD cur", 1,
-         [["BF.EXISTS", "rot:prev"] + one, ["BF.ADD", "rot:cur"] + one]),
-        ("APBF.EXISTS", 1, [["APBF.EXISTS", "ap"] + one]),
-        ("BF.EXISTS, same memory", 1, [["BF.EXISTS", "bfsame"] + one]),
-        ("rotated pair check: BF.EXISTS prev + cur", 1,
-         [["BF.EXISTS", "rot:prev"] + one, ["BF.EXISTS", "rot:cur"] + one]),
-        ("APBF.ADD x100", BATCH, [["APBF.ADD", "ap"] + many]),
-        ("BF.MADD x100, same memory", BATCH, [["BF.MADD", "bfsame"] + many]),
-        ("rotated pair add x100: BF.MEXISTS prev + BF.MADD cur", BATCH,
-         [["BF.MEXISTS", "rot:prev"] + many, ["BF.MADD", "rot:cur"] + many]),
-        ("APBF.EXISTS x100", BATCH, [["APBF.EXISTS", "ap"] + many]),
-        ("BF.MEXISTS x100, same memory", BATCH, [["BF.MEXISTS", "bfsame"] + many]),
-        ("rotated pair check x100: BF.MEXISTS prev + cur", BATCH,
-         [["BF.MEXISTS", "rot:prev"] + many, ["BF.MEXISTS", "rot:cur"] + many]),
-    ]
+    groups = []
+    for group, scale, items_ in (("single", 1, one), ("x100", BATCH, many)):
+        m = "" if scale == 1 else "M"
+        add = "APBF.ADD" + ("" if scale == 1 else " x100")
+        check = "APBF.EXISTS" + ("" if scale == 1 else " x100")
+        groups.append(("add, " + group, scale, [
+            (add, [["APBF.ADD", "ap"] + items_]),
+            (add + ", time window", [["APBF.ADD", "apt"] + items_]),
+            ("BF.%sADD, same memory" % m, [["BF.%sADD" % m, "bfsame"] + items_]),
+            ("%s add: BF.%sEXISTS prev + BF.%sADD cur" % (PAIR, m, m),
+             [["BF.%sEXISTS" % m, "rot:prev"] + items_, ["BF.%sADD" % m, "rot:cur"] + items_]),
+        ]))
+        groups.append(("check, " + group, scale, [
+            (check, [["APBF.EXISTS", "ap"] + items_]),
+            (check + ", time window", [["APBF.EXISTS", "apt"] + items_]),
+            ("BF.%sEXISTS, same memory" % m, [["BF.%sEXISTS" % m, "bfsame"] + items_]),
+            ("%s check: BF.%sEXISTS prev + cur" % (PAIR, m),
+             [["BF.%sEXISTS" % m, "rot:prev"] + items_, ["BF.%sEXISTS" % m, "rot:cur"] + items_]),
+        ]))
+    return groups
 
 
-def apbf_main(rounds, quick):
+def apbf_main(rounds, quick, windows):
     rs_mod = os.environ.get("RSBLOOM_MODULE", os.path.join(ROOT, "target/release/librsbloom.so"))
-    workdir = tempfile.mkdtemp(prefix="rsbloom-bench-apbf-")
-    s = Server("rsbloom", rs_mod, workdir)
     n = 50_000 if quick else 300_000
-    results = {}
-    try:
-        s.start()
-        size, same = apbf_setup(s)
-        for _ in range(rounds):
-            fresh_blooms(s, same)
-            for name, scale, cmds in apbf_workloads(n):
-                # Per round at most n + 100·n/60 items reach a Bloom filter.
-                reqs = n if scale == 1 else n // 60
-                pipe = 64 if scale == 1 else 4
-                try:
-                    rates = [redis_benchmark(s.port, reqs, pipe, 1_000_000_000, c) for c in cmds]
-                except subprocess.CalledProcessError as e:
-                    sys.exit("%s: %s%s" % (name, e.stdout, e.stderr))
-                rate = scale / sum(1 / r for r in rates)
-                results.setdefault(name, []).append(rate)
-    finally:
-        s.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
-    print("APBF window %d items at 1%%: %d bytes; same-memory Bloom: capacity %d at 1%%; "
-          "rotated pair: 2 x %d items at 0.5%%; %d rounds, medians" % (APBF_WINDOW, size, same, APBF_WINDOW, rounds))
-    print()
-    print("| workload | items/s | vs APBF |")
-    print("|---|---:|---:|")
-    base = None
-    for name, _, _ in apbf_workloads(n):
-        rate = statistics.median(results[name])
-        if name.startswith("APBF"):
-            base = rate
-        print("| %s | {:,.0f} | %.2f× |".format(rate) % (name, rate / base))
+    for window in windows:
+        workdir = tempfile.mkdtemp(prefix="rsbloom-bench-apbf-")
+        s = Server("rsbloom", rs_mod, workdir)
+        results = {}
+        try:
+            s.start()
+            t0 = time.perf_counter()
+            size, same = apbf_setup(s, window)
+            fill_s = time.perf_counter() - t0
+            for _ in range(rounds):
+                if window < LARGE_WINDOW:
+                    fresh_blooms(s, window, same)
+                for _, scale, rows in apbf_workloads():
+                    # Per round at most n + 100·n/60 items reach a Bloom filter.
+                    reqs = n if scale == 1 else n // 60
+                    pipe = 64 if scale == 1 else 4
+                    for name, cmds in rows:
+                        try:
+                            rates = [redis_benchmark(s.port, reqs, pipe, 1_000_000_000, c) for c in cmds]
+                        except subprocess.CalledProcessError as e:
+                            sys.exit("%s: %s%s" % (name, e.stdout, e.stderr))
+                        results.setdefault(name, []).append(scale / sum(1 / r for r in rates))
+        finally:
+            s.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
+        print("APBF window %d items at 1%%: %d bytes (setup %.0f s); same-memory Bloom: capacity %d "
+              "at 1%%; rotated pair: 2 x %d items at 0.5%%; %d rounds, medians (ratios: medians of "
+              "per-round ratios, APBF items/s over the row's)" % (window, size, fill_s, same, window, rounds))
+        print()
+        print("| workload | items/s | APBF / row | APBF time window / row |")
+        print("|---|---:|---:|---:|")
+        for _, _, rows in apbf_workloads():
+            ap, apt = results[rows[0][0]], results[rows[1][0]]
+            for name, _ in rows:
+                r = results[name]
+                ratio = lambda a: "%.2f×" % statistics.median([x / y for x, y in zip(a, r)])
+                cols = ("", "") if r in (ap, apt) else (ratio(ap), ratio(apt))
+                print("| %s | {:,.0f} | %s | %s |".format(statistics.median(r)) % ((name,) + cols))
+        print()
 
 
 # ---------------------------------------------------------------------------
@@ -877,13 +928,16 @@ def main():
     ap.add_argument("--from", dest="source", help="read a results table instead of running")
     ap.add_argument("--apbf", action="store_true",
                     help="rsbloom only: APBF against same-memory and client-rotated Bloom filters")
+    ap.add_argument("--apbf-windows", default="1000000",
+                    help="comma-separated APBF window sizes (e.g. 1000000,100000000)")
     ap.add_argument("--valkey-bloom", action="store_true",
                     help="BF.* of valkey-bloom 1.0.1's filters: rsbloom against the real module, on Valkey")
     args = ap.parse_args()
     if args.valkey_bloom:
         return valkey_bloom_main(args)
     if args.apbf:
-        return apbf_main(args.rounds, args.quick)
+        return apbf_main(args.rounds, args.quick,
+                         [int(w) for w in args.apbf_windows.split(",")])
     if args.source:
         rows = read_table(args.source)
         source = "bench/bench.py --from %s" % os.path.relpath(args.source, ROOT)

@@ -83,9 +83,7 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let f = key.get::<Apbf>().or_missing(KEY_MISSING)?;
     age_to_clock(ctx, name, f);
     ctx.reply_array(items.len());
-    for item in items {
-        ctx.reply_int(i64::from(!f.add(item.as_ref())));
-    }
+    f.add_batch(items, |present| ctx.reply_int(i64::from(!present)));
     ctx.propagate();
     Ok(())
 }
@@ -98,9 +96,9 @@ pub fn exists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let f = key.get_shared::<Apbf>().optional()?;
     let now = ctx.now_ms();
     ctx.reply_array(items.len());
-    for item in items {
-        let present = f.is_some_and(|f| f.contains(item.as_ref(), now));
-        ctx.reply_int(i64::from(present));
+    match f {
+        Some(f) => f.contains_batch(items, now, |present| ctx.reply_int(i64::from(present))),
+        None => items.iter().for_each(|_| ctx.reply_int(0)),
     }
     Ok(())
 }

@@ -11,9 +11,12 @@
 pub mod args;
 mod chunk;
 mod header;
+mod probe;
 mod rdb;
 mod sizing;
 
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 mod tests;
 
@@ -32,6 +35,8 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};
 use crate::hash::murmur64a;
+use crate::prefetch::{pipelined, prefetch};
+use probe::{run_of, Hashes, Modulus};
 
 /// Seeds of the two hashes whose combination indexes every slice.
 const SEED_A: u64 = 0x41504246_5f726b31;
@@ -67,15 +72,15 @@ pub struct Apbf {
     slices: Box<[Box<[u8]>]>,
 }
 
-/// The two hashes of an item; slice `p` uses bit `(a + p·b) mod m`.
-#[derive(Clone, Copy)]
-struct Hashes(u64, u64);
-
 impl Hashes {
     fn of(item: &[u8]) -> Hashes {
         Hashes(murmur64a(item, SEED_A), murmur64a(item, SEED_B) | 1)
     }
 }
+
+/// Bits set of an item's slices of ages `0..k` (k ≤ 32), read before an
+/// insertion writes them: the search reuses them instead of probing again.
+type YoungBits = u64;
 
 impl Apbf {
     /// An empty filter for `window` at false-positive rate `error`,
@@ -148,57 +153,56 @@ impl Apbf {
         self.slices.len() as u64
     }
 
-    /// Physical position of the slice of age `age` (0 = youngest).
+    /// Physical position of the slice of age `age` (0 = youngest, below
+    /// `k + l`).
+    #[inline(always)]
     fn position(&self, age: u64) -> u64 {
-        (self.h.head + age) % self.slice_count().max(1)
-    }
-
-    /// Byte and bit mask of the item's bit in the slice at `pos`.
-    fn bit(&self, hashes: Hashes, pos: u64) -> (usize, u8) {
-        let i = hashes.0.wrapping_add(pos.wrapping_mul(hashes.1)) % self.h.slice_bits.max(1);
-        ((i / 8) as usize, 1 << (i % 8))
-    }
-
-    fn test(&self, hashes: Hashes, age: u64) -> bool {
-        let pos = self.position(age);
-        let (byte, mask) = self.bit(hashes, pos);
-        self.slices
-            .get(pos as usize)
-            .and_then(|s| s.get(byte))
-            .is_some_and(|b| b & mask != 0)
-    }
-
-    fn set(&mut self, hashes: Hashes, age: u64) {
-        let pos = self.position(age);
-        let (byte, mask) = self.bit(hashes, pos);
-        if let Some(b) = self
-            .slices
-            .get_mut(pos as usize)
-            .and_then(|s| s.get_mut(byte))
-        {
-            *b |= mask;
+        let p = self.h.head.wrapping_add(age);
+        if p >= self.slice_count() {
+            p.wrapping_sub(self.slice_count())
+        } else {
+            p
         }
     }
 
-    /// Whether `k` consecutive slices among the `live` youngest hold the
-    /// item. Windows of k are tried from the oldest; a miss at age `a`
-    /// rules out every window containing it, so the next one ends below it.
-    fn contains_within(&self, hashes: Hashes, live: u64) -> bool {
-        let k = self.h.k;
-        let Some(mut start) = live.checked_sub(k) else {
-            return false;
-        };
-        'windows: loop {
-            for age in (start..start + k).rev() {
-                if !self.test(hashes, age) {
-                    match age.checked_sub(k) {
-                        Some(s) => start = s,
-                        None => return false,
-                    }
-                    continue 'windows;
-                }
+    /// The byte holding the item's bit in the slice of age `age`, and the
+    /// bit's mask.
+    #[inline(always)]
+    fn locate(&self, md: Modulus, h: Hashes, age: u64) -> (usize, usize, u8) {
+        let pos = self.position(age);
+        let i = md.index(h, pos);
+        (pos as usize, (i / 8) as usize, 1 << (i % 8))
+    }
+
+    #[inline(always)]
+    fn byte(&self, (pos, byte, _): (usize, usize, u8)) -> Option<&u8> {
+        self.slices.get(pos).and_then(|s| s.get(byte))
+    }
+
+    #[inline(always)]
+    fn test(&self, md: Modulus, h: Hashes, age: u64) -> bool {
+        let at = self.locate(md, h, age);
+        self.byte(at).is_some_and(|b| b & at.2 != 0)
+    }
+
+    fn modulus(&self) -> Modulus {
+        Modulus::of(self.h.slice_bits)
+    }
+
+    /// Starts loading the lines a search for the item is likely to probe
+    /// among the `live` youngest slices: the oldest age of each window of
+    /// `k` it would try if every window's first probe missed; with
+    /// `young`, also every slice of age below `k` (an insertion writes
+    /// them).
+    fn prefetch_item(&self, md: Modulus, h: Hashes, live: u64, young: bool) {
+        let k = self.h.k.max(1);
+        let first = if young { 0 } else { k - 1 };
+        let mut age = first;
+        while age < live {
+            if let Some(b) = self.byte(self.locate(md, h, age)) {
+                prefetch(b);
             }
-            return true;
+            age += if young && age + 1 < k { 1 } else { k };
         }
     }
 
@@ -206,21 +210,89 @@ impl Apbf {
     /// shifts due since the last one are applied virtually (the slices they
     /// would clear are ignored), nothing changes.
     pub fn contains(&self, item: &[u8], now_ms: u64) -> bool {
-        let live = self.slice_count().saturating_sub(self.due_shifts(now_ms));
-        self.contains_within(Hashes::of(item), live)
+        let live = self.live(now_ms);
+        self.contains_hashed(self.modulus(), Hashes::of(item), live)
+    }
+
+    /// [`Apbf::contains`] of each of `items`, in order, hashed and
+    /// prefetched by blocks (docs/performance.md, "Batches").
+    pub fn contains_batch<I: AsRef<[u8]>>(
+        &self,
+        items: &[I],
+        now_ms: u64,
+        mut each: impl FnMut(bool),
+    ) {
+        let (md, live) = (self.modulus(), self.live(now_ms));
+        pipelined(
+            self,
+            items,
+            |_, item| Hashes::of(item.as_ref()),
+            |f, h| f.prefetch_item(md, h, live, false),
+            |f, h| {
+                each(f.contains_hashed(md, h, live));
+                true
+            },
+        );
+    }
+
+    /// Slices not cleared by the shifts due at `now_ms`.
+    fn live(&self, now_ms: u64) -> u64 {
+        self.slice_count().saturating_sub(self.due_shifts(now_ms))
+    }
+
+    fn contains_hashed(&self, md: Modulus, h: Hashes, live: u64) -> bool {
+        run_of(self.h.k, live, |age| self.test(md, h, age))
     }
 
     /// Inserts the item; answers whether it was present before. In count
     /// mode a full generation shifts first, so the last `l·g` insertions
     /// are always remembered.
     pub fn add(&mut self, item: &[u8]) -> bool {
+        self.add_hashed(self.modulus(), Hashes::of(item))
+    }
+
+    /// [`Apbf::add`] of each of `items`, in order, hashed and prefetched by
+    /// blocks (docs/performance.md, "Batches").
+    pub fn add_batch<I: AsRef<[u8]>>(&mut self, items: &[I], mut each: impl FnMut(bool)) {
+        let md = self.modulus();
+        pipelined(
+            self,
+            items,
+            |_, item| Hashes::of(item.as_ref()),
+            |f, h| f.prefetch_item(md, h, f.slice_count(), true),
+            |f, h| {
+                each(f.add_hashed(md, h));
+                true
+            },
+        );
+    }
+
+    /// The insertion: the bits of the `k` youngest slices are read first
+    /// (their lines are written anyway), the search reuses them, then they
+    /// are set.
+    fn add_hashed(&mut self, md: Modulus, h: Hashes) -> bool {
         if !self.h.is_time() && self.h.gen_items >= self.h.gen_size {
             self.shift(1);
         }
-        let hashes = Hashes::of(item);
-        let present = self.contains_within(hashes, self.slice_count());
-        for age in 0..self.h.k {
-            self.set(hashes, age);
+        let k = self.h.k.min(MAX_K);
+        let mut at = [(0, 0, 0); MAX_K as usize];
+        let mut young: YoungBits = 0;
+        for (age, slot) in (0..k).zip(at.iter_mut()) {
+            *slot = self.locate(md, h, age);
+            let set = self.byte(*slot).is_some_and(|b| b & slot.2 != 0);
+            young |= YoungBits::from(set) << age;
+        }
+        let present = run_of(k, self.slice_count(), |age| {
+            if age < k {
+                young >> age & 1 != 0
+            } else {
+                self.test(md, h, age)
+            }
+        });
+        for &(pos, byte, mask) in at.iter().take(k as usize) {
+            if let Some(b) = self.slices.get_mut(pos).and_then(|s| s.get_mut(byte)) {
+                *b |= mask;
+            }
         }
         self.h.gen_items = self.h.gen_items.saturating_add(1);
         self.h.inserts = self.h.inserts.saturating_add(1);
