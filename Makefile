@@ -54,10 +54,10 @@ docker-stop:
 test-long:
 	scripts/ensure-deps.sh test
 	$(CARGO) build --release
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test differential -- --nocapture
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test cms_differential -- --nocapture
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test topk_differential -- --nocapture
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test tdigest_differential -- --nocapture
+	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test shared -- --nocapture differential::
+	for f in cms topk tdigest; do \
+	  RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test $$f -- --nocapture differential:: || exit 1; \
+	done
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test valkey_bloom -- --nocapture differential
 
 ## Fuzzing (fuzz/README.md): cargo-fuzz on the stable toolchain through

@@ -18,7 +18,7 @@
 
 use std::path::Path;
 
-use crate::common::{info, ok, Flavor, Module, Server};
+use common::{info, ok, Flavor, Module, Server};
 use crate::differential::FIXED_SEED;
 use crate::vb::{self, State};
 use crate::vector;
