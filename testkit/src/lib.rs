@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod cms;
 pub mod diff;
 pub mod dump;
+pub mod families;
 pub mod filters;
 pub mod info;
 pub mod resp;

@@ -7,6 +7,7 @@
 //! cluster administration and byte comparisons go to single nodes.
 use common::client::{self, query, try_query};
 use common::cluster::{keyslot, owner, redirects, Cluster, Redirects};
+use common::families::FAMILIES;
 use common::*;
 use redis::cluster::ClusterConnection;
 use redis::{ErrorKind, ServerErrorKind, Value};
@@ -636,5 +637,85 @@ fn cluster_test(flavor: Flavor) {
 fn cluster_routing_failover_and_migration() {
     for flavor in flavors() {
         cluster_test(flavor);
+    }
+}
+
+/// Keys per family in [`families_test`]: enough to land on every master.
+const FAMILY_KEYS: usize = 12;
+
+/// Sets `pairs` with CONFIG SET on every port; returns the values before.
+fn set_configs(ports: &[u16], pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut old = Vec::new();
+    for &(name, value) in pairs {
+        for &p in ports {
+            let mut c = client::connect(p);
+            let got: Vec<String> = query(&mut c, &["CONFIG", "GET", name]);
+            if p == ports[0] {
+                old.push((name.to_string(), got[1].clone()));
+            }
+            let r: String = query(&mut c, &["CONFIG", "SET", name, value]);
+            assert_eq!(r, "OK", "CONFIG SET {name} {value} on {p}");
+        }
+    }
+    old
+}
+
+/// Every family of the table through the cluster client: each command is
+/// routed to the owner of its key (which then holds the key, of the
+/// family's type, byte-identical to the same commands run on a standalone
+/// server), names its key to COMMAND GETKEYS, and sent to another node is
+/// redirected with MOVED to the owner.
+fn families_test(flavor: Flavor) {
+    let cluster = Cluster::start(flavor, Module::Rsbloom);
+    let ports = cluster.live_ports();
+    let standalone = Server::start(flavor, Module::Rsbloom);
+    let alone = standalone.port;
+    let mut c = cluster.client().get_connection().expect("cluster connection");
+    for fam in FAMILIES {
+        let mut every: Vec<u16> = ports.clone();
+        every.push(alone);
+        let old = set_configs(&every, fam.config);
+        let mut owners = HashSet::new();
+        for i in 0..FAMILY_KEYS {
+            let key = format!("{}:{i}", fam.name);
+            for cmd in fam.commands_on(&key) {
+                let got: Value = query(&mut c, &cmd);
+                let want: Value = query(&mut client::connect(alone), &cmd);
+                assert_eq!(got, want, "{flavor:?} {cmd:?}");
+            }
+            let at = owner(ports[0], keyslot(ports[0], &key)).expect("owner");
+            owners.insert(at);
+            let mut node = client::connect(at);
+            let ty: String = query(&mut node, &["TYPE", &key]);
+            assert_eq!(ty, fam.type_name, "{flavor:?} {key}");
+            let dump: Vec<u8> = query(&mut node, &["DUMP", &key]);
+            let want: Vec<u8> = query(&mut client::connect(alone), &["DUMP", &key]);
+            assert_eq!(dump, want, "{flavor:?} {key}: DUMP on {at}");
+            let read = fam.commands_on(&key).pop().expect("a command");
+            let read: Vec<&str> = read.iter().map(String::as_str).collect();
+            let other = *ports.iter().find(|&&p| p != at).expect("other node");
+            let slot = keyslot(ports[0], &key);
+            assert_eq!(moved(other, &read), (format!("127.0.0.1:{at}"), slot));
+        }
+        assert!(owners.len() > 1, "{}: keys on one master only", fam.name);
+        for cmd in fam.commands_on("{user}:k") {
+            let mut full = vec!["COMMAND".to_string(), "GETKEYS".to_string()];
+            full.extend(cmd);
+            let keys: Vec<String> = query(&mut client::connect(ports[0]), &full);
+            assert_eq!(keys, ["{user}:k"], "{full:?}");
+        }
+        let restore: Vec<(&str, &str)> =
+            old.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        set_configs(&every, &restore);
+    }
+    for n in &cluster.nodes {
+        n.check_log();
+    }
+}
+
+#[test]
+fn cluster_routing_every_family() {
+    for flavor in flavors() {
+        families_test(flavor);
     }
 }
