@@ -119,7 +119,11 @@ impl Family {
     pub fn commands_on(&self, key: &str) -> Vec<Vec<String>> {
         self.commands
             .iter()
-            .map(|c| c.iter().map(|a| if *a == "K" { key } else { a }.to_string()).collect())
+            .map(|c| {
+                c.iter()
+                    .map(|a| if *a == "K" { key } else { a }.to_string())
+                    .collect()
+            })
             .collect()
     }
 }

@@ -670,7 +670,10 @@ fn families_test(flavor: Flavor) {
     let ports = cluster.live_ports();
     let standalone = Server::start(flavor, Module::Rsbloom);
     let alone = standalone.port;
-    let mut c = cluster.client().get_connection().expect("cluster connection");
+    let mut c = cluster
+        .client()
+        .get_connection()
+        .expect("cluster connection");
     for fam in FAMILIES {
         let mut every: Vec<u16> = ports.clone();
         every.push(alone);

@@ -4,7 +4,6 @@
 //! a standalone server and back, values larger than the target's
 //! proto-max-bulk-len, TTLs, re-runs, --replace and dry runs.
 
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 

@@ -7,11 +7,11 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::vb;
+use crate::vector;
 use common::dump::{payload, Prim};
 use common::server::module_path;
 use common::{flavors, ok, wait, Conn, Module, Reply, Server};
-use crate::vb;
-use crate::vector;
 
 /// RDB module id of `bloomfltr`, encoding version 1 (§1.1).
 const VB_MODULE_ID: u64 = 0x6e5a2899f96dac01;

@@ -40,10 +40,10 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
+use crate::vb;
 use common::diff::{show_args, show_reply};
 use common::dump::{parse, Prim};
 use common::{wait, Conn, Flavor, Module, Reply, Server};
-use crate::vb;
 
 type Args = Vec<Vec<u8>>;
 

@@ -14,11 +14,11 @@
 
 use std::path::{Path, PathBuf};
 
-use common::resp::parse_wire;
-use common::{info, Flavor, Module, Reply, Server};
 use crate::moves::{copy_dir, fill, snapshot};
 use crate::vb::{self, State};
 use crate::vector::{data_dir, hex, to_hex};
+use common::resp::parse_wire;
+use common::{info, Flavor, Module, Reply, Server};
 
 const ARTIFACTS: [&str; 3] = ["rdb", "aof-rewrite", "aof-propagated"];
 
