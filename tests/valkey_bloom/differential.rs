@@ -40,10 +40,10 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use crate::common::diff::{show_args, show_reply};
-use crate::common::dump::{parse, Prim};
-use crate::common::{wait, Conn, Flavor, Module, Reply, Server};
 use crate::vb;
+use common::diff::{show_args, show_reply};
+use common::dump::{parse, Prim};
+use common::{wait, Conn, Flavor, Module, Reply, Server};
 
 type Args = Vec<Vec<u8>>;
 
@@ -1006,7 +1006,7 @@ fn env_u64(name: &str) -> Option<u64> {
 fn differential_against_the_oracle() {
     let ops = env_u64("RSBLOOM_DIFF_OPS").unwrap_or(20_000) as usize;
     let seed = env_u64("RSBLOOM_DIFF_SEED").unwrap_or_else(|| rand::thread_rng().gen());
-    let flavors: Vec<Flavor> = crate::common::all_flavors()
+    let flavors: Vec<Flavor> = common::all_flavors()
         .into_iter()
         .filter(|f| f.is_valkey())
         .collect();

@@ -14,11 +14,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::resp::parse_wire;
-use crate::common::{info, Flavor, Module, Reply, Server};
 use crate::moves::{copy_dir, fill, snapshot};
 use crate::vb::{self, State};
 use crate::vector::{data_dir, hex, to_hex};
+use common::resp::parse_wire;
+use common::{info, Flavor, Module, Reply, Server};
 
 const ARTIFACTS: [&str; 3] = ["rdb", "aof-rewrite", "aof-propagated"];
 
@@ -98,7 +98,7 @@ fn read_expected(path: &Path) -> Vec<(Vec<u8>, State)> {
 /// The committed files loaded by rsbloom answer as valkey-bloom did.
 #[test]
 fn oracle_files_on_rsbloom() {
-    let flavors = crate::common::all_flavors();
+    let flavors = common::all_flavors();
     for artifact in ARTIFACTS {
         let want = read_expected(&files().join(format!("expected-{artifact}.txt")));
         assert_eq!(want.len(), 13, "{artifact}: keys");

@@ -14,9 +14,6 @@
 //! oracle parts print a loud notice and are skipped, the rest still runs on
 //! the committed expectations.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod departures;
 mod differential;
 mod files;

@@ -18,10 +18,10 @@
 
 use std::path::Path;
 
-use crate::common::{info, ok, Flavor, Module, Server};
 use crate::differential::FIXED_SEED;
 use crate::vb::{self, State};
 use crate::vector;
+use common::{info, ok, Flavor, Module, Server};
 
 fn other(m: Module) -> Module {
     if m == Module::Rsbloom {

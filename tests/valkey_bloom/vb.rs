@@ -1,9 +1,9 @@
 //! Helpers of the valkey-bloom tests: servers of both sides, config names,
 //! the observable state of a key.
 
-use crate::common::dump::{crc64, rdb_version};
-use crate::common::server::{oracle_notice, valkey_bloom_oracle};
-use crate::common::{Conn, Flavor, Module, Reply, Server};
+use common::dump::{crc64, rdb_version};
+use common::server::{oracle_notice, valkey_bloom_oracle};
+use common::{Conn, Flavor, Module, Reply, Server};
 
 /// Starts rsbloom with the valkey-bloom flavour set at load.
 pub fn rsbloom(flavor: Flavor) -> Server {
@@ -27,7 +27,7 @@ pub fn have_oracle(flavor: Flavor, what: &str) -> bool {
 
 /// Valkey 9.x if the matrix has it (the oracle comparisons run there).
 pub fn valkey9() -> Option<Flavor> {
-    crate::common::all_flavors()
+    common::all_flavors()
         .into_iter()
         .find(|f| *f == Flavor::Valkey9)
 }

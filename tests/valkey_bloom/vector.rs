@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::common::resp::parse_wire;
-use crate::common::Reply;
+use common::resp::parse_wire;
+use common::Reply;
 
 pub const NAMES: [&str; 6] = [
     "1-default",
@@ -293,6 +293,6 @@ fn parse(name: &str, text: &str) -> Vector {
         v.card >= 0 && v.memory > 0 && v.digest.len() == 40,
         "{name}: parse"
     );
-    assert!(crate::common::dump::crc_ok(&v.dump), "{name}: DUMP CRC");
+    assert!(common::dump::crc_ok(&v.dump), "{name}: DUMP CRC");
     v
 }

@@ -11,11 +11,11 @@
 //! recorded payload re-framed for RESTORE; MEMORY USAGE as Size plus a small
 //! per-key overhead, which differs per server line).
 
-use crate::common::diff::show_args;
-use crate::common::dump::rdb_version;
-use crate::common::{all_flavors, bulk, ok, wait, Conn, Flavor, Module, Reply, Server};
 use crate::vb;
 use crate::vector::{self, Vector};
+use common::diff::show_args;
+use common::dump::rdb_version;
+use common::{all_flavors, bulk, ok, wait, Conn, Flavor, Module, Reply, Server};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum How {

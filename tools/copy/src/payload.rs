@@ -169,7 +169,7 @@ mod tests {
     use super::*;
     use crate::family::Volatile;
 
-    /// RDB module id of `MBbloom--`, encoding version 4 (tests/common/dump.rs).
+    /// RDB module id of `MBbloom--`, encoding version 4 (testkit/src/dump.rs).
     const BF_ID: u64 = 0x3016e5a289bef804;
     const TOPK_ID: u64 = 0x4e8a4af9360f1000;
 

@@ -1,0 +1,247 @@
+//! APBF values survive DEBUG RELOAD, a restart from RDB, DUMP/RESTORE and
+//! AOF (with and without RDB preamble; the rewrite is APBF.LOADCHUNK
+//! chunks) byte-identical; replicas and AOF replays of time windows are
+//! byte-identical to the master, shifts included (docs/apbf.md §4, §6);
+//! hostile RESTORE payloads are refused with the server alive and other
+//! keys untouched.
+use common::apbf::{add_range, info, info_int, present, with_items};
+use common::diff::{sargs, Args};
+use common::dump::{parse, payload, rdb_version, Prim};
+use common::info::{wait_aof_rewrite, wait_link_up, wait_replica_synced};
+use common::*;
+use std::time::Duration;
+
+const KEYS: [&str; 5] = ["cnt", "tim", "big", "fresh", "str"];
+
+/// Filters of every kind: count windows that shifted, a time window (long
+/// enough not to age during the test), a larger one, an empty one.
+fn populate(c: &mut Conn) {
+    for cmd in [
+        "APBF.RESERVE cnt COUNT 0.01 5000",
+        "APBF.RESERVE tim TIME 0.01 1000 3600",
+        "APBF.RESERVE big COUNT 0.0001 300000",
+        "APBF.RESERVE fresh COUNT 1 10",
+        "SET str bystander",
+    ] {
+        assert!(!line(c, cmd).is_error(), "{cmd}");
+    }
+    add_range(c, "cnt", "c", 0, 12_000);
+    add_range(c, "tim", "t", 0, 700);
+    add_range(c, "big", "b", 0, 50_000);
+}
+
+/// Everything observable about a key but the clock-dependent INFO field.
+fn observe(c: &mut Conn, key: &str) -> Vec<Reply> {
+    let mut out = vec![c.cmd(&["TYPE", key]), c.cmd(&["DUMP", key])];
+    if key != "str" {
+        let mut i: Vec<(String, Reply)> = info(c, key).into_iter().collect();
+        i.retain(|(k, _)| k != "Pending shifts");
+        i.sort_by(|a, b| a.0.cmp(&b.0));
+        out.extend(i.into_iter().map(|(k, v)| arr(vec![bulk(k), v])));
+        for prefix in ["c", "t", "b", "none"] {
+            out.push(c.cmd(&with_items("APBF.EXISTS", key, prefix, 0, 300)));
+        }
+    }
+    out
+}
+
+fn observe_all(c: &mut Conn) -> Vec<Vec<Reply>> {
+    KEYS.iter().map(|k| observe(c, k)).collect()
+}
+
+#[test]
+fn reload_restart_and_restore_keep_every_filter() {
+    for flavor in flavors() {
+        let mut s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        populate(&mut c);
+        let before = observe_all(&mut c);
+        assert_eq!(present(&mut c, "cnt", "c", 7000, 12_000), 5000);
+        assert_eq!(line(&mut c, "DEBUG RELOAD"), ok());
+        assert_eq!(observe_all(&mut c), before, "{flavor:?} DEBUG RELOAD");
+        drop(c);
+        s.restart(true);
+        let mut c = s.conn();
+        assert_eq!(observe_all(&mut c), before, "{flavor:?} restart");
+        for key in &KEYS[..4] {
+            let p = c.cmd(&["DUMP", key]).as_bytes().to_vec();
+            let copy = format!("{key}-copy");
+            assert_eq!(c.cmd(&args!["RESTORE", &copy, "0", p]), ok());
+            assert_eq!(c.cmd(&["DUMP", &copy]), c.cmd(&["DUMP", key]));
+            let add = |k: &str| args!["APBF.ADD", k, "new1", "c:1"];
+            assert_eq!(c.cmd(&add(&copy)), c.cmd(&add(key)));
+            assert_eq!(c.cmd(&["DUMP", &copy]), c.cmd(&["DUMP", key]));
+        }
+    }
+}
+
+/// AOF on from the start, with and without RDB preamble: a rewrite, then
+/// writes after it, then a restart that replays both.
+#[test]
+fn aof_with_and_without_preamble() {
+    for flavor in flavors() {
+        for preamble in ["yes", "no"] {
+            let mut s = Server::builder(flavor, Module::Rsbloom)
+                .aof_fsync_always(preamble)
+                .start();
+            let mut c = s.conn();
+            populate(&mut c);
+            assert!(matches!(line(&mut c, "BGREWRITEAOF"), Reply::Simple(_)));
+            wait_aof_rewrite(&mut c);
+            // With a preamble the base is an RDB file (`*.base.rdb`).
+            if preamble == "no" {
+                let aof = s.base_aof();
+                let chunks = aof.windows(14).filter(|w| w == b"APBF.LOADCHUNK").count();
+                let slices: i64 = ["cnt", "tim", "big", "fresh"]
+                    .iter()
+                    .map(|k| 1 + info_int(&mut c, k, "Slices count"))
+                    .sum();
+                assert_eq!(
+                    chunks as i64, slices,
+                    "{flavor:?}: one per slice and header"
+                );
+            }
+            add_range(&mut c, "cnt", "after", 0, 3000);
+            add_range(&mut c, "fresh", "after", 0, 30);
+            let before = observe_all(&mut c);
+            drop(c);
+            s.restart(false);
+            let mut c = s.conn();
+            assert_eq!(
+                observe_all(&mut c),
+                before,
+                "{flavor:?} preamble {preamble}"
+            );
+        }
+    }
+}
+
+/// Every key's DUMP.
+fn dumps(c: &mut Conn, keys: &[&str]) -> Vec<Reply> {
+    keys.iter().map(|k| c.cmd(&["DUMP", k])).collect()
+}
+
+/// A 1-second time window written over 3 s, so it shifts many times: the
+/// replica (fed the master's APBF.TICK) and a replay of the master's AOF
+/// end byte-identical to the master, although they run at other times.
+#[test]
+fn replicas_and_aof_replays_are_identical_with_time_shifts() {
+    for flavor in flavors() {
+        let mut master = Server::builder(flavor, Module::Rsbloom)
+            .aof_fsync_always("no")
+            .arg("--repl-diskless-sync-delay")
+            .arg("0")
+            .start();
+        let mut mc = master.conn();
+        let replica = master.start_replica();
+        let mut rc = replica.conn();
+        wait_link_up(&mut rc);
+        let keys = ["t", "t2", "c"];
+        for cmd in [
+            "APBF.RESERVE t TIME 0.1 200 1",
+            "APBF.RESERVE t2 TIME 0.01 50 1",
+            "APBF.RESERVE c COUNT 0.1 100",
+        ] {
+            assert_eq!(line(&mut mc, cmd), ok());
+        }
+        for round in 0..60u64 {
+            let cmds: Vec<Args> = keys
+                .iter()
+                .map(|k| with_items("APBF.ADD", k, "r", round * 10, round * 10 + 10))
+                .collect();
+            for r in mc.pipeline(&cmds) {
+                assert!(!r.is_error(), "{r:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let shifts = info_int(&mut mc, "t", "Shifts count");
+        assert!(shifts >= 20, "{flavor:?}: {shifts} shifts");
+        wait_replica_synced(&mut mc, &mut rc);
+        let on_master = dumps(&mut mc, &keys);
+        assert_eq!(dumps(&mut rc, &keys), on_master, "{flavor:?} replica");
+        // The replica never shifts by its own clock.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(dumps(&mut rc, &keys), on_master, "{flavor:?} replica later");
+        // Idle reads on the replica see the window aged by the clock: the
+        // first rounds' items (3 s old, the window is 1 s) answer 1 only at
+        // about the error rate (10 %).
+        let old = present(&mut rc, "t", "r", 0, 100);
+        assert!(old < 30, "{flavor:?}: {old} of 100 expired items");
+        drop(mc);
+        master.restart(false);
+        let mut mc = master.conn();
+        assert_eq!(dumps(&mut mc, &keys), on_master, "{flavor:?} AOF replay");
+    }
+}
+
+// ---------------------------------------------------------------- hostile
+
+fn restore(c: &mut Conn, key: &str, id: u64, prims: &[Prim], version: u16) -> Reply {
+    c.cmd(&args!["RESTORE", key, "0", payload(id, prims, version)])
+}
+
+/// Every crafted variant of a genuine value is refused, or accepted and
+/// then answers every command; the server lives, other keys stay.
+#[test]
+fn hostile_restore_payloads_are_refused() {
+    for flavor in flavors() {
+        let s = Server::builder(flavor, Module::Rsbloom)
+            .uncompressed_rdb()
+            .start();
+        let mut c = s.conn();
+        assert_eq!(line(&mut c, "APBF.RESERVE k TIME 0.1 100 60"), ok());
+        add_range(&mut c, "k", "i", 0, 150);
+        c.cmd(&["SET", "str", "bystander"]);
+        let genuine = c.cmd(&["DUMP", "k"]).as_bytes().to_vec();
+        let version = rdb_version(&genuine);
+        let (id, prims) = parse(&genuine);
+        assert_eq!(restore(&mut c, "same", id, &prims, version), ok());
+        assert_eq!(c.cmd(&["DUMP", "same"]).as_bytes(), genuine);
+        let mut variants: Vec<(u64, Vec<Prim>)> = vec![
+            (id | 1, prims.clone()),
+            (id, prims[..prims.len() - 1].to_vec()),
+            (id, [prims.clone(), vec![Prim::U(0)]].concat()),
+            (id, vec![]),
+        ];
+        for field in 0..13 {
+            for v in [0, 1, 2, 13, 1 << 33, u64::MAX, f64::NAN.to_bits()] {
+                let mut p = prims.clone();
+                p[field] = Prim::U(v);
+                variants.push((id, p));
+            }
+        }
+        for cut in [0, 1, 7] {
+            let mut p = prims.clone();
+            if let Prim::S(s) = &mut p[13] {
+                s.truncate(cut);
+            }
+            variants.push((id, p));
+        }
+        let mut accepted = 0;
+        for (i, (vid, p)) in variants.iter().enumerate() {
+            if *p == prims && *vid == id {
+                continue;
+            }
+            let key = format!("h{i}");
+            match restore(&mut c, &key, *vid, p, version) {
+                r if r == ok() => {
+                    accepted += 1;
+                    assert!(!line(&mut c, &format!("APBF.ADD {key} a b")).is_error());
+                    assert!(!line(&mut c, &format!("APBF.EXISTS {key} a")).is_error());
+                    assert!(!line(&mut c, &format!("APBF.INFO {key}")).is_error());
+                    let copy = sargs(&["APBF.SCANDUMP", &key, "0"]);
+                    assert!(!c.cmd(&copy).is_error());
+                }
+                r => {
+                    assert_eq!(r, err("ERR Bad data format"), "variant {i}");
+                    assert_eq!(c.cmd(&["EXISTS", &key]), int(0));
+                }
+            }
+        }
+        // Only the free state fields (head, counts) may take other values.
+        assert!(accepted <= 5 * 7, "{accepted}");
+        alive(&mut c);
+        assert_eq!(c.cmd(&["GET", "str"]), bulk("bystander"));
+        assert_eq!(c.cmd(&["DUMP", "k"]).as_bytes(), genuine);
+    }
+}

@@ -1,0 +1,6 @@
+//! Count-Min Sketch (CMS.*): replies and errors, persistence and moves with
+//! the reference, the differential against the reference.
+
+mod commands;
+mod differential;
+mod persistence;

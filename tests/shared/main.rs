@@ -1,0 +1,23 @@
+//! Module-wide checks, and the checks that are the same for every family
+//! (table-driven over `common::families::FAMILIES` where they iterate
+//! families). Per-family suites are `tests/<family>/main.rs`.
+
+mod acl;
+mod aof;
+mod beyond;
+mod clients;
+mod cluster;
+mod command_docs;
+mod container;
+mod copy;
+mod corrupt_payloads;
+mod defrag;
+mod differential;
+mod examples;
+mod exchange;
+mod limits;
+mod memory_parity;
+mod module;
+mod panic_barrier;
+mod replication;
+mod slot_migration;

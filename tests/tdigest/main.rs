@@ -1,0 +1,7 @@
+//! T-Digest (TDIGEST.*): replies and errors, persistence and moves with the
+//! reference, the differential against the reference, replication.
+
+mod commands;
+mod differential;
+mod persistence;
+mod replication;

@@ -1,0 +1,6 @@
+//! Top-K (TOPK.*): replies and errors, persistence and moves with the
+//! reference, the differential against the reference.
+
+mod commands;
+mod differential;
+mod persistence;
