@@ -16,7 +16,7 @@ pub struct Family {
 pub const FAMILIES: &[Family] = &[
     Family {
         name: "bloom",
-        type_name: "MBbloom--",
+        type_name: rsbloom_core::bloom::TYPE.name(),
         config: &[],
         commands: &[
             &["BF.RESERVE", "K", "0.01", "100"],
@@ -31,7 +31,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "cuckoo",
-        type_name: "MBbloomCF",
+        type_name: rsbloom_core::cuckoo::TYPE.name(),
         config: &[],
         commands: &[
             &["CF.RESERVE", "K", "100"],
@@ -49,7 +49,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "cms",
-        type_name: "CMSk-TYPE",
+        type_name: rsbloom_core::cms::TYPE.name(),
         config: &[],
         commands: &[
             &["CMS.INITBYDIM", "K", "100", "5"],
@@ -60,7 +60,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "topk",
-        type_name: "TopK-TYPE",
+        type_name: rsbloom_core::topk::TYPE.name(),
         config: &[],
         commands: &[
             &["TOPK.RESERVE", "K", "3"],
@@ -73,7 +73,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "tdigest",
-        type_name: "TDIS-TYPE",
+        type_name: rsbloom_core::tdigest::TYPE.name(),
         config: &[],
         commands: &[
             &["TDIGEST.CREATE", "K"],
@@ -86,7 +86,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "apbf",
-        type_name: "APBF-rsbl",
+        type_name: rsbloom_core::apbf::TYPE.name(),
         config: &[],
         commands: &[
             &["APBF.RESERVE", "K", "COUNT", "0.01", "100"],
@@ -97,7 +97,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "valkey-bloom",
-        type_name: "bloomfltr",
+        type_name: rsbloom_core::valkey_bloom::TYPE.name(),
         config: &[
             ("bf.bloom-flavor", "valkey-bloom"),
             ("bf.bloom-use-random-seed", "no"),
