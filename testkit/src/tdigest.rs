@@ -46,7 +46,7 @@ impl TdStream {
     }
 
     /// One command (or a few, for a fresh digest).
-    pub fn next(&mut self) -> Vec<Args> {
+    pub fn next_commands(&mut self) -> Vec<Args> {
         let k = self.key();
         let r = self.rng.gen_range(0..100);
         let one = |a: Args| vec![a];
@@ -140,7 +140,7 @@ impl TdStream {
     pub fn batch(&mut self, n: usize) -> Vec<Args> {
         let mut out = Vec::with_capacity(n);
         while out.len() < n {
-            out.extend(self.next());
+            out.extend(self.next_commands());
         }
         out
     }

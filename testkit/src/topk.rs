@@ -104,7 +104,7 @@ impl TopkStream {
         STREAM_KEYS[self.rng.gen_range(0..STREAM_KEYS.len())].to_string()
     }
 
-    pub fn next(&mut self) -> Vec<Args> {
+    pub fn next_commands(&mut self) -> Vec<Args> {
         let key = self.key();
         match self.rng.gen_range(0..100) {
             0..=44 => {
@@ -155,7 +155,7 @@ impl TopkStream {
     pub fn run(&mut self, c: &mut Conn, n: usize, setup: bool, redisbloom: bool) {
         let mut cmds = if setup { self.setup() } else { Vec::new() };
         for _ in 0..n {
-            cmds.extend(self.next());
+            cmds.extend(self.next_commands());
         }
         let bad = |a: &[u8]| a == b"-1" || a == b"100001";
         cmds.retain(|c| {
