@@ -21,14 +21,15 @@ pub mod valkey_bloom;
 
 pub use module_type::ModuleType;
 
-/// Every data type of the module: a new family is one more `pub mod` and
-/// one more entry here.
+/// Every data type of the module, in the order the copy tool and the
+/// table-driven tests take them (the two Bloom types first): a new family
+/// is one more `pub mod` and one more entry here.
 pub const TYPES: &[&ModuleType] = &[
     &bloom::TYPE,
+    &valkey_bloom::TYPE,
     &cuckoo::TYPE,
     &cms::TYPE,
     &topk::TYPE,
     &tdigest::TYPE,
     &apbf::TYPE,
-    &valkey_bloom::TYPE,
 ];

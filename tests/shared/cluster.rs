@@ -7,7 +7,7 @@
 //! cluster administration and byte comparisons go to single nodes.
 use common::client::{self, query, try_query};
 use common::cluster::{keyslot, owner, redirects, Cluster, Redirects};
-use common::families::FAMILIES;
+use common::families::{tour_on, TYPES};
 use common::*;
 use redis::cluster::ClusterConnection;
 use redis::{ErrorKind, ServerErrorKind, Value};
@@ -674,14 +674,14 @@ fn families_test(flavor: Flavor) {
         .client()
         .get_connection()
         .expect("cluster connection");
-    for fam in FAMILIES {
+    for fam in TYPES {
         let mut every: Vec<u16> = ports.clone();
         every.push(alone);
         let old = set_configs(&every, fam.config);
         let mut owners = HashSet::new();
         for i in 0..FAMILY_KEYS {
-            let key = format!("{}:{i}", fam.name);
-            for cmd in fam.commands_on(&key) {
+            let key = format!("{}:{i}", fam.family);
+            for cmd in tour_on(fam, &key) {
                 let got: Value = query(&mut c, &cmd);
                 let want: Value = query(&mut client::connect(alone), &cmd);
                 assert_eq!(got, want, "{flavor:?} {cmd:?}");
@@ -690,18 +690,18 @@ fn families_test(flavor: Flavor) {
             owners.insert(at);
             let mut node = client::connect(at);
             let ty: String = query(&mut node, &["TYPE", &key]);
-            assert_eq!(ty, fam.type_name, "{flavor:?} {key}");
+            assert_eq!(ty, fam.name(), "{flavor:?} {key}");
             let dump: Vec<u8> = query(&mut node, &["DUMP", &key]);
             let want: Vec<u8> = query(&mut client::connect(alone), &["DUMP", &key]);
             assert_eq!(dump, want, "{flavor:?} {key}: DUMP on {at}");
-            let read = fam.commands_on(&key).pop().expect("a command");
+            let read = tour_on(fam, &key).pop().expect("a command");
             let read: Vec<&str> = read.iter().map(String::as_str).collect();
             let other = *ports.iter().find(|&&p| p != at).expect("other node");
             let slot = keyslot(ports[0], &key);
             assert_eq!(moved(other, &read), (format!("127.0.0.1:{at}"), slot));
         }
-        assert!(owners.len() > 1, "{}: keys on one master only", fam.name);
-        for cmd in fam.commands_on("{user}:k") {
+        assert!(owners.len() > 1, "{}: keys on one master only", fam.family);
+        for cmd in tour_on(fam, "{user}:k") {
             let mut full = vec!["COMMAND".to_string(), "GETKEYS".to_string()];
             full.extend(cmd);
             let keys: Vec<String> = query(&mut client::connect(ports[0]), &full);

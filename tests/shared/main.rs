@@ -1,5 +1,5 @@
 //! Module-wide checks, and the checks that are the same for every family
-//! (table-driven over `common::families::FAMILIES` where they iterate
+//! (table-driven over `common::families::TYPES` where they iterate
 //! families). Per-family suites are `tests/<family>/main.rs`.
 
 mod acl;

@@ -31,6 +31,23 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     name: c"APBF-rsbl",
     encoding_version: ENCODING_VERSION,
     commands: "APBF.",
+    family: "apbf",
+    probe: "APBF.ADD",
+    chunked: Some(crate::module_type::Chunked {
+        scandump: "APBF.SCANDUMP",
+        loadchunk: "APBF.LOADCHUNK",
+        splits: false,
+    }),
+    volatile: None,
+    added: None,
+    flavour: None,
+    config: &[],
+    tour: &[
+        &["APBF.RESERVE", "K", "COUNT", "0.01", "100"],
+        &["APBF.ADD", "K", "a", "b"],
+        &["APBF.EXISTS", "K", "a", "z"],
+        &["APBF.INFO", "K"],
+    ],
 };
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};

@@ -50,6 +50,33 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     name: c"MBbloom--",
     encoding_version: ENCODING_VERSION,
     commands: "BF.",
+    family: "bloom",
+    // valkey-bloom knows BF.ADD but has no MBbloom-- (and no BF.SCANDUMP);
+    // rsbloom has BF.SCANDUMP in both its Bloom flavours.
+    probe: "BF.SCANDUMP",
+    chunked: Some(crate::module_type::Chunked {
+        scandump: "BF.SCANDUMP",
+        loadchunk: "BF.LOADCHUNK",
+        splits: true,
+    }),
+    volatile: None,
+    added: None,
+    flavour: Some(crate::module_type::Flavour {
+        module: "RedisBloom",
+        shared: "BF.ADD",
+        why: crate::module_type::BLOOM_FLAVOURS,
+    }),
+    config: &[],
+    tour: &[
+        &["BF.RESERVE", "K", "0.01", "100"],
+        &["BF.ADD", "K", "a"],
+        &["BF.MADD", "K", "b", "c"],
+        &["BF.INSERT", "K", "ITEMS", "d"],
+        &["BF.EXISTS", "K", "a"],
+        &["BF.MEXISTS", "K", "a", "z"],
+        &["BF.CARD", "K"],
+        &["BF.INFO", "K"],
+    ],
 };
 
 /// ln 2 and ln² 2 as RedisBloom spells them (not the exact doubles, docs/bloom.md §1).

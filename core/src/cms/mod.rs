@@ -28,6 +28,27 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     name: c"CMSk-TYPE",
     encoding_version: ENCODING_VERSION,
     commands: "CMS.",
+    family: "cms",
+    probe: "CMS.QUERY",
+    chunked: None,
+    volatile: None,
+    // Redis 8.12's encoding 1 saves the cell size after the total;
+    // encoding 0 has 4-byte cells (docs/cms.md §6.1, §6.5).
+    added: Some(crate::module_type::AddedField {
+        since: 1,
+        prim: 3,
+        legacy: 4,
+        readers_from: 81181,
+        what: "cell size",
+    }),
+    flavour: None,
+    config: &[],
+    tour: &[
+        &["CMS.INITBYDIM", "K", "100", "5"],
+        &["CMS.INCRBY", "K", "a", "3", "b", "1"],
+        &["CMS.QUERY", "K", "a", "z"],
+        &["CMS.INFO", "K"],
+    ],
 };
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};

@@ -23,6 +23,30 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     name: c"MBbloomCF",
     encoding_version: ENCODING_VERSION,
     commands: "CF.",
+    family: "cuckoo",
+    probe: "CF.ADD",
+    chunked: Some(crate::module_type::Chunked {
+        scandump: "CF.SCANDUMP",
+        loadchunk: "CF.LOADCHUNK",
+        splits: true,
+    }),
+    volatile: None,
+    added: None,
+    flavour: None,
+    config: &[],
+    tour: &[
+        &["CF.RESERVE", "K", "100"],
+        &["CF.ADD", "K", "a"],
+        &["CF.ADDNX", "K", "b"],
+        &["CF.INSERT", "K", "ITEMS", "c"],
+        &["CF.INSERTNX", "K", "ITEMS", "d"],
+        &["CF.EXISTS", "K", "a"],
+        &["CF.MEXISTS", "K", "a", "z"],
+        &["CF.COUNT", "K", "a"],
+        &["CF.DEL", "K", "a"],
+        &["CF.COMPACT", "K"],
+        &["CF.INFO", "K"],
+    ],
 };
 
 use crate::alloc::{try_push_exact, try_zeroed, AllocError};

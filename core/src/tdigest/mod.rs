@@ -23,6 +23,21 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     name: c"TDIS-TYPE",
     encoding_version: ENCODING_VERSION,
     commands: "TDIGEST.",
+    family: "tdigest",
+    probe: "TDIGEST.ADD",
+    chunked: None,
+    volatile: None,
+    added: None,
+    flavour: None,
+    config: &[],
+    tour: &[
+        &["TDIGEST.CREATE", "K"],
+        &["TDIGEST.ADD", "K", "1", "2", "3"],
+        &["TDIGEST.QUANTILE", "K", "0.5"],
+        &["TDIGEST.CDF", "K", "2"],
+        &["TDIGEST.MIN", "K"],
+        &["TDIGEST.INFO", "K"],
+    ],
 };
 
 use std::sync::atomic::{AtomicUsize, Ordering};

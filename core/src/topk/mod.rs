@@ -23,6 +23,27 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     name: c"TopK-TYPE",
     encoding_version: ENCODING_VERSION,
     commands: "TOPK.",
+    family: "topk",
+    probe: "TOPK.ADD",
+    chunked: None,
+    // The heap's 24-byte records: RedisBloom saves a memory address in
+    // bytes 8..16 and never reads it back (docs/topk.md §5.2).
+    volatile: Some(crate::module_type::Volatile {
+        prim: 5,
+        record: 24,
+        bytes: 8..16,
+    }),
+    added: None,
+    flavour: None,
+    config: &[],
+    tour: &[
+        &["TOPK.RESERVE", "K", "3"],
+        &["TOPK.ADD", "K", "a", "b", "a"],
+        &["TOPK.INCRBY", "K", "c", "2"],
+        &["TOPK.QUERY", "K", "a", "z"],
+        &["TOPK.LIST", "K", "WITHCOUNT"],
+        &["TOPK.INFO", "K"],
+    ],
 };
 
 use crate::alloc::{try_copy, try_zeroed, AllocError, Block};

@@ -29,6 +29,34 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     name: c"bloomfltr",
     encoding_version: ENCODING_VERSION,
     commands: "BF.",
+    family: "valkey-bloom",
+    // RedisBloom knows BF.ADD but not BF.LOAD (valkey-bloom's AOF form,
+    // which rsbloom has in both flavours).
+    probe: "BF.LOAD",
+    // valkey-bloom 1.0.1's filters (§1.1, §5.1): no chunked form; values
+    // are at most 128 MiB (its default bf.bloom-memory-usage-limit), so
+    // DUMP/RESTORE carries them.
+    chunked: None,
+    volatile: None,
+    added: None,
+    flavour: Some(crate::module_type::Flavour {
+        module: "valkey-bloom",
+        shared: "BF.ADD",
+        why: crate::module_type::BLOOM_FLAVOURS,
+    }),
+    config: &[
+        ("bf.bloom-flavor", "valkey-bloom"),
+        ("bf.bloom-use-random-seed", "no"),
+    ],
+    tour: &[
+        &["BF.RESERVE", "K", "0.01", "100"],
+        &["BF.ADD", "K", "a"],
+        &["BF.MADD", "K", "b", "c"],
+        &["BF.EXISTS", "K", "a"],
+        &["BF.MEXISTS", "K", "a", "z"],
+        &["BF.CARD", "K"],
+        &["BF.INFO", "K"],
+    ],
 };
 /// The seed of fixed-seed mode (§4.6).
 pub const FIXED_SEED: [u8; 32] = [

@@ -17,10 +17,12 @@
 use redis::{Connection, ConnectionLike, RedisResult};
 
 use crate::endpoint::Target;
-use crate::family::{pieces, Chunked, Family};
+use crate::family::pieces;
 use crate::payload::{Payload, PayloadError};
 use crate::report::{Log, Outcome};
 use rsbloom_core::dump::crc64;
+use rsbloom_core::module_type::Chunked;
+use rsbloom_core::ModuleType;
 
 /// The private key expires by itself if the copy stops half-way.
 const TMP_TTL_MS: u64 = 3_600_000;
@@ -48,7 +50,7 @@ pub fn copy_key(
     t: &mut Target,
     log: &mut Log,
     key: &[u8],
-    family: &'static Family,
+    family: &'static ModuleType,
 ) -> Outcome {
     let mut job = Job {
         s,
@@ -88,7 +90,7 @@ struct Job<'a, 'w> {
     t: &'a mut Target,
     log: &'a mut Log<'w>,
     key: &'a [u8],
-    family: &'static Family,
+    family: &'static ModuleType,
     /// The key exists on the target.
     exists: bool,
 }
@@ -125,7 +127,7 @@ impl Job<'_, '_> {
             return Outcome::Skipped(too_large("no chunked form", bytes, self.t.max_bulk));
         }
         Outcome::WouldCopy {
-            family: self.family.name,
+            family: self.family.family,
             bytes,
             exists: self.exists,
         }
@@ -136,7 +138,7 @@ impl Job<'_, '_> {
     fn existing(&self, same: bool) -> Option<Outcome> {
         if same {
             Some(Outcome::Identical {
-                family: self.family.name,
+                family: self.family.family,
             })
         } else if self.s.replace {
             None
@@ -166,7 +168,7 @@ impl Job<'_, '_> {
             Err(e) => return Ok(Outcome::Failed(format!("source DUMP payload refused: {e}"))),
         };
         match payload.module_type() {
-            Ok((name, _)) if name == self.family.kind.name() => {}
+            Ok((name, _)) if name == self.family.name() => {}
             Ok((name, _)) => {
                 return Ok(Outcome::Skipped(format!(
                     "changed type during the copy (now {name})"
@@ -227,7 +229,7 @@ impl Job<'_, '_> {
                 self.t
                     .module_version
                     .map_or("of unknown version".into(), |v| format!("ver {v}")),
-                self.family.name,
+                self.family.family,
                 added.since - 1
             ))),
             Err(e) => Some(Outcome::Failed(format!("source DUMP payload refused: {e}"))),
@@ -259,7 +261,7 @@ impl Job<'_, '_> {
             ));
         }
         Ok(Outcome::Copied {
-            family: self.family.name,
+            family: self.family.family,
             bytes,
         })
     }
@@ -312,7 +314,7 @@ impl Job<'_, '_> {
             if let Some(len) = oversized {
                 q::<()>(&mut redis::cmd("UNWATCH"), self.src)?;
                 q::<()>(redis::cmd("DEL").arg(&tmp), &mut *self.t.conn)?;
-                let why = format!("{} chunks do not split", self.family.name);
+                let why = format!("{} chunks do not split", self.family.family);
                 return Ok(Outcome::Skipped(too_large(
                     &why,
                     len as u64,
@@ -359,7 +361,12 @@ impl Job<'_, '_> {
 /// Whether `key` on the target holds the value of `payload`: the same
 /// module value bytes (the footer aside), or the same primitives, the
 /// family's volatile bytes aside.
-fn same_dump(t: &mut Target, key: &[u8], payload: &Payload, family: &Family) -> RedisResult<bool> {
+fn same_dump(
+    t: &mut Target,
+    key: &[u8],
+    payload: &Payload,
+    family: &ModuleType,
+) -> RedisResult<bool> {
     let dump: Option<Vec<u8>> = q(redis::cmd("DUMP").arg(key), &mut *t.conn)?;
     Ok(match dump.map(Payload::new) {
         Some(Ok(there)) => payload.same_value(&there, family).unwrap_or(false),

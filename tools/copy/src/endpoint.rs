@@ -13,7 +13,9 @@ use redis::{
     Client, Connection, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Value,
 };
 
-use crate::family::{self, AddedField, Family, FAMILIES};
+use crate::family::{self, families};
+use rsbloom_core::module_type::AddedField;
+use rsbloom_core::ModuleType;
 
 /// Replies to a single DUMP or RESTORE of hundreds of MiB take a while.
 const TIMEOUT: Duration = Duration::from_secs(600);
@@ -171,10 +173,10 @@ impl Target {
     }
 
     /// Why the target cannot hold `family` at all, if it cannot.
-    pub fn lacks(&self, family: &Family) -> Option<String> {
+    pub fn lacks(&self, family: &ModuleType) -> Option<String> {
         self.missing
             .iter()
-            .find(|(name, _)| *name == family.name)
+            .find(|(name, _)| *name == family.family)
             .map(|(_, why)| why.clone())
     }
 
@@ -232,8 +234,8 @@ fn bf_version(conn: &mut Connection) -> Option<u64> {
 /// not answer.
 fn missing_families(conn: &mut Connection) -> Vec<(&'static str, String)> {
     let mut names: Vec<&'static str> = Vec::new();
-    for f in FAMILIES {
-        for c in std::iter::once(f.command).chain(f.flavour.map(|x| x.shared)) {
+    for f in families() {
+        for c in std::iter::once(f.probe).chain(f.flavour.map(|x| x.shared)) {
             if !names.contains(&c) {
                 names.push(c);
             }
@@ -254,27 +256,22 @@ fn missing_families(conn: &mut Connection) -> Vec<(&'static str, String)> {
             .zip(&info)
             .any(|(n, v)| *n == c && !matches!(v, Value::Nil))
     };
-    FAMILIES
-        .iter()
-        .filter(|f| !known(f.command))
-        .map(|f| (f.name, why_missing(f, &known)))
+    families()
+        .filter(|f| !known(f.probe))
+        .map(|f| (f.family, why_missing(f, &known)))
         .collect()
 }
 
-/// Why a target that does not know `f.command` gets no value of `f`.
-fn why_missing(f: &Family, known: &dyn Fn(&str) -> bool) -> String {
-    let lacks = format!(
-        "the target has no {} type ({} unknown",
-        f.kind.name(),
-        f.command
-    );
+/// Why a target that does not know `f.probe` gets no value of `f`.
+fn why_missing(f: &ModuleType, known: &dyn Fn(&str) -> bool) -> String {
+    let lacks = format!("the target has no {} type ({} unknown", f.name(), f.probe);
     match f.flavour.filter(|x| known(x.shared)) {
         Some(x) => {
             let others: Vec<String> = family::other_flavours(f)
-                .filter(|g| known(g.command))
+                .filter(|g| known(g.probe))
                 .map(|g| {
-                    let module = g.flavour.map_or(g.name, |y| y.module);
-                    format!("{module}'s {}", g.kind.name())
+                    let module = g.flavour.map_or(g.family, |y| y.module);
+                    format!("{module}'s {}", g.name())
                 })
                 .collect();
             let serves = if others.is_empty() {
@@ -329,11 +326,16 @@ mod tests {
 
     /// A target's COMMAND INFO as the set of commands it knows.
     fn missing(known: &[&str]) -> Vec<(&'static str, String)> {
-        FAMILIES
-            .iter()
-            .filter(|f| !known.contains(&f.command))
-            .map(|f| (f.name, why_missing(f, &|c: &str| known.contains(&c))))
+        families()
+            .filter(|f| !known.contains(&f.probe))
+            .map(|f| (f.family, why_missing(f, &|c: &str| known.contains(&c))))
             .collect()
+    }
+
+    /// Why `family` is in `m`, if it is. By name, not position: a new
+    /// type in `TYPES` changes neither.
+    fn why(m: &[(&str, String)], family: &str) -> Option<String> {
+        m.iter().find(|(n, _)| *n == family).map(|(_, w)| w.clone())
     }
 
     #[test]
@@ -343,51 +345,44 @@ mod tests {
         // RedisBloom 2.8.2: BF.ADD and BF.SCANDUMP, no BF.LOAD, no APBF.ADD.
         let redisbloom = ["BF.ADD", "BF.SCANDUMP", "CF.ADD", "CMS.QUERY", "TOPK.ADD"];
         let m = missing(&[&redisbloom[..], &["TDIGEST.ADD"]].concat());
-        assert_eq!(m.len(), 2, "{m:?}");
+        for served in ["bloom", "cuckoo", "cms", "topk", "tdigest"] {
+            assert_eq!(why(&m, served), None, "{m:?}");
+        }
         assert_eq!(
-            m[0],
-            (
-                "valkey-bloom",
-                format!(
-                    "{vb}the target has no bloomfltr type (BF.LOAD unknown; its BF.ADD serves \
-                     RedisBloom's MBbloom--)"
-                )
-            )
+            why(&m, "valkey-bloom"),
+            Some(format!(
+                "{vb}the target has no bloomfltr type (BF.LOAD unknown; its BF.ADD serves \
+                 RedisBloom's MBbloom--)"
+            ))
         );
         assert_eq!(
-            m[1],
-            (
-                "apbf",
+            why(&m, "apbf"),
+            Some(
                 "the target has no APBF-rsbl type (APBF.ADD unknown: another module, or none)"
                     .to_string()
             )
         );
         // valkey-bloom: BF.ADD and BF.LOAD only.
         let m = missing(&["BF.ADD", "BF.LOAD"]);
-        assert_eq!(m.len(), 6, "{m:?}");
+        assert_eq!(m.len(), families().count() - 1, "{m:?}");
+        assert_eq!(why(&m, "valkey-bloom"), None);
         assert_eq!(
-            m[0],
-            (
-                "bloom",
-                format!(
-                    "{vb}the target has no MBbloom-- type (BF.SCANDUMP unknown; its BF.ADD \
-                     serves valkey-bloom's bloomfltr)"
-                )
-            )
+            why(&m, "bloom"),
+            Some(format!(
+                "{vb}the target has no MBbloom-- type (BF.SCANDUMP unknown; its BF.ADD \
+                 serves valkey-bloom's bloomfltr)"
+            ))
         );
-        assert!(m[1..]
+        assert!(m
             .iter()
+            .filter(|(n, _)| *n != "bloom")
             .all(|(_, why)| why.starts_with("the target has no ")));
         // rsbloom, in either Bloom flavour: every command.
-        let all: Vec<&str> = FAMILIES
-            .iter()
-            .map(|f| f.command)
-            .chain(["BF.ADD"])
-            .collect();
+        let all: Vec<&str> = families().map(|f| f.probe).chain(["BF.ADD"]).collect();
         assert!(missing(&all).is_empty());
         // No module: no Bloom type, and no conversion to speak of.
         let m = missing(&[]);
-        assert_eq!(m.len(), FAMILIES.len());
+        assert_eq!(m.len(), families().count());
         assert!(m
             .iter()
             .all(|(_, why)| why.starts_with("the target has no ")));

@@ -2,9 +2,10 @@
 //! checked, moved to another RDB version, an older encoding, and compared
 //! whatever their string encoding.
 
-use crate::family::{AddedField, Family};
 use rsbloom_core::dump::{self, read_prim, DumpError, FOOTER};
 pub use rsbloom_core::dump::{primitives, Prim};
+use rsbloom_core::module_type::AddedField;
+use rsbloom_core::ModuleType;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PayloadError {
@@ -119,7 +120,7 @@ impl Payload {
     /// strings are decoded (the servers' `rdbcompression` may differ), an
     /// older encoding read as the newer one, and the `volatile` bytes that
     /// each writer fills in its own way masked.
-    pub fn same_value(&self, other: &Payload, family: &Family) -> Result<bool, PayloadError> {
+    pub fn same_value(&self, other: &Payload, family: &ModuleType) -> Result<bool, PayloadError> {
         if self.body() == other.body() {
             return Ok(true);
         }
@@ -167,7 +168,7 @@ fn locate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::family::Volatile;
+    use rsbloom_core::module_type::Volatile;
 
     /// RDB module id of `MBbloom--`, encoding version 4 (testkit/src/dump.rs).
     const BF_ID: u64 = 0x3016e5a289bef804;
@@ -227,7 +228,7 @@ mod tests {
         );
         assert_ne!(a.body(), b.body());
         let topk = crate::family::by_type("TopK-TYPE").unwrap();
-        let masked = |volatile| Family {
+        let masked = |volatile| ModuleType {
             volatile,
             ..topk.clone()
         };
