@@ -89,6 +89,26 @@ fn run(name: &str, f: fn(&[u8]), path: &Path) {
     }
 }
 
+/// The targets cargo-fuzz builds (the files of fuzz/src/bin) are the ones
+/// replayed here.
+#[test]
+fn every_target_file_is_replayed() {
+    let mut bins: Vec<String> = files(&fuzz_dir().join("src/bin"))
+        .iter()
+        .filter_map(|p| p.file_stem()?.to_str().map(String::from))
+        .collect();
+    let mut names: Vec<String> = harness::TARGETS
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    bins.sort();
+    names.sort();
+    assert_eq!(
+        bins, names,
+        "fuzz/src/bin against TARGETS in fuzz/src/lib.rs"
+    );
+}
+
 #[test]
 fn seed_corpora_pass_every_target() {
     for (name, f) in harness::TARGETS {
