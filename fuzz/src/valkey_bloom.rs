@@ -1,9 +1,9 @@
 //! Fuzz checks of valkey-bloom's Bloom flavour (COMPAT-VALKEY-BLOOM.md): its
 //! RDB decoder, its BF.LOAD blob decoder and its argument parsers.
 
-use rsbloom_core::rdb::{ByteSource, LoadError, Primitive, PrimitiveSource};
 use rsbloom_core::args::rust_num::parse_i64_rust;
 use rsbloom_core::config::{parse_fp_rate_config, parse_tightening_config};
+use rsbloom_core::rdb::{ByteSource, LoadError, Primitive, PrimitiveSource};
 use rsbloom_core::valkey_bloom::args::{parse_info_field, parse_insert, parse_reserve, Defaults};
 use rsbloom_core::valkey_bloom::{validate_scale_to, Create, Object, VbError, FIXED_SEED};
 
