@@ -5,10 +5,10 @@
 
 use std::ffi::CStr;
 
+use rsbloom_core::bloom::Chain;
 use rsbloom_core::valkey_bloom::args::{
     parse_info_field, parse_insert, parse_reserve, Defaults, InfoField, Insert,
 };
-use rsbloom_core::bloom::Chain;
 use rsbloom_core::valkey_bloom::{validate_scale_to, Create, Object, FIXED_SEED};
 
 use super::datatype::memory_limit;
