@@ -514,6 +514,17 @@ struct Floors {
     allowed: &'static [(&'static str, &'static str, &'static str)],
 }
 
+/// The family folders, the same names in `src/` and `core/src/`.
+const FAMILY_FOLDERS: &[&str] = &[
+    "bloom/",
+    "cuckoo/",
+    "cms/",
+    "topk/",
+    "tdigest/",
+    "apbf/",
+    "valkey_bloom/",
+];
+
 const FLOORS: &[Floors] = &[
     Floors {
         dir: "src",
@@ -522,15 +533,7 @@ const FLOORS: &[Floors] = &[
             &["ffi/"],
             // What every family fills in or reads.
             &["family.rs", "command_docs.rs", "config.rs", "config/"],
-            &[
-                "bloom/",
-                "cuckoo/",
-                "cms/",
-                "topk/",
-                "tdigest/",
-                "apbf/",
-                "valkey_bloom/",
-            ],
+            FAMILY_FOLDERS,
             // registry.rs, module.rs, info.rs, lib.rs: consume the families.
         ],
         families: 2,
@@ -555,15 +558,7 @@ const FLOORS: &[Floors] = &[
             // and the configs.
             &["args/"],
             &["config.rs", "config/"],
-            &[
-                "bloom/",
-                "cuckoo/",
-                "cms/",
-                "topk/",
-                "tdigest/",
-                "apbf/",
-                "valkey_bloom/",
-            ],
+            FAMILY_FOLDERS,
             // lib.rs: the crate's table of types.
         ],
         families: 3,
