@@ -6,10 +6,7 @@ MODULE := target/release/librsbloom.so
 export RSBLOOM_MODULE ?= $(CURDIR)/$(MODULE)
 
 # The release module, its debug info moved beside it (scripts/split-debug.sh).
-define build_module
-$(CARGO) build --release
-	scripts/split-debug.sh $(MODULE)
-endef
+build_module = $(CARGO) build --release && scripts/split-debug.sh $(MODULE)
 
 .PHONY: all build run check lint test test-long fuzz fuzz-ci fuzz-build bench deps clean docker docker-stop copy
 
@@ -38,11 +35,20 @@ check: lint
 ## pinned toolchain only: a newer clippy's new lints are shown, not fatal,
 ## so a toolchain update cannot break a build (docs/testing.md).
 CLIPPY_RUST := 1.95.0
+CLIPPY_DENY = $(if $(filter $(CLIPPY_RUST),$(word 2,$(shell rustc --version))),-Dwarnings,)
 lint:
 	scripts/ensure-deps.sh run
-	@if [ "$$(rustc --version | cut -d' ' -f2)" = "$(CLIPPY_RUST)" ]; then deny=-Dwarnings; \
-	  else echo "lint: rustc is not $(CLIPPY_RUST): lints shown, not enforced"; deny=; fi; \
-	  set -x; $(CARGO) clippy --profile ci --workspace --all-targets -- $$deny
+	@[ -n "$(CLIPPY_DENY)" ] || echo "lint: rustc is not $(CLIPPY_RUST): lints shown, not enforced"
+	$(CARGO) clippy --profile ci --workspace --all-targets -- $(CLIPPY_DENY)
+
+## LINT=1 (CI): the same lints while `make test` builds, clippy-driver being
+## the workspace's rustc wrapper: the code is compiled once, not checked and
+## then built. The benchmarks, which the tests do not build, get a check.
+ifeq ($(LINT),1)
+export RUSTC_WORKSPACE_WRAPPER = $(shell command -v clippy-driver)
+export CLIPPY_ARGS = $(CLIPPY_DENY)
+lint_benches = $(CARGO) clippy --profile ci --workspace --benches -- $(CLIPPY_DENY)
+endif
 
 ## Unit, property and integration tests on Redis 8.6 and Valkey 9.x, the
 ## server-facing subset also on Redis 7.0, Redis 8.0 and Valkey 8.0 (docs/servers.md
@@ -50,13 +56,21 @@ lint:
 ## RSBLOOM_SERVERS=redis7,valkey9 etc. runs every test on just those servers.
 ## Also the Docker images (Redis 8.6, Valkey 9) in containers
 ## (tests/shared/container.rs: a failed build or daemon start is reported there).
+## The release module (fat LTO on one codegen unit: one core most of the time)
+## and the images build beside the test binaries and the panic-test module
+## (tests/shared/panic_barrier.rs), which shares their dependencies.
+PANIC_MODULE := $(CURDIR)/target/panic-test/librsbloom.so
 test:
 	scripts/ensure-deps.sh test
 	@scripts/servers.sh
-	$(build_module)
 	export DOCKER_HOST=$$(scripts/docker.sh host); \
-	  for s in redis valkey; do scripts/docker.sh build $$s; done; \
-	  $(CARGO) test --profile ci --workspace --no-fail-fast
+	  { $(build_module) || exit 1; for s in redis valkey; do scripts/docker.sh build $$s; done; exit 0; } & module=$$!; \
+	  $(CARGO) build --profile ci --lib --features panic-test \
+	    && mkdir -p $(dir $(PANIC_MODULE)) && cp target/ci/librsbloom.so $(PANIC_MODULE) \
+	    && $(CARGO) test --profile ci --workspace --no-run; built=$$?; \
+	  wait $$module && [ $$built = 0 ] \
+	  && RSBLOOM_PANIC_MODULE=$(PANIC_MODULE) $(CARGO) test --profile ci --workspace --no-fail-fast
+	$(lint_benches)
 
 ## The Docker image (docs/docker.md): `make docker [DOCKER_SERVER=valkey]`,
 ## with the newest server of the matrix (built once by scripts/build-servers.sh).
@@ -83,29 +97,23 @@ test-long:
 
 ## Fuzzing (fuzz/README.md): cargo-fuzz on the stable toolchain through
 ## RUSTC_BOOTSTRAP (cargo-fuzz needs -Z flags). `make fuzz` runs every target
-## for FUZZ_SECONDS; `make fuzz-ci` for FUZZ_CI_SECONDS each. New corpus
-## entries go to fuzz/work/ (not committed); crashes to fuzz/artifacts/.
+## for FUZZ_SECONDS; `make fuzz-ci` for FUZZ_CI_SECONDS each; FUZZ_JOBS
+## targets at a time (libFuzzer uses one core). New corpus entries go to
+## fuzz/work/ (not committed); crashes to fuzz/artifacts/.
 # Every target: the files of fuzz/src/bin/.
 FUZZ_TARGETS := $(sort $(basename $(notdir $(wildcard fuzz/src/bin/*.rs))))
 FUZZ_SECONDS ?= 60
 FUZZ_CI_SECONDS ?= 5
+FUZZ_JOBS ?= $(shell nproc)
 FUZZ_FLAGS ?=
-FUZZ_ENV := RUSTC_BOOTSTRAP=1 ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
 
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install --locked cargo-fuzz
-	cd fuzz && $(FUZZ_ENV) $(CARGO) fuzz build -O
+	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz build -O
 
-define fuzz_run
-	cd fuzz && set -e; for t in $(FUZZ_TARGETS); do \
-	  mkdir -p work/corpus/$$t artifacts/$$t; \
-	  echo "== fuzz $$t ($(1) s)"; \
-	  $(FUZZ_ENV) $(CARGO) fuzz run -O $$t work/corpus/$$t corpus/$$t -- \
-	    -max_total_time=$(1) -artifact_prefix=artifacts/$$t/ -print_final_stats=1 $(FUZZ_FLAGS) 2>&1 \
-	    | grep -E '^(stat::number_of_executed_units|Done|==[0-9]+== ?ERROR|SUMMARY|thread .* panicked)' ; \
-	  test $${PIPESTATUS[0]} -eq 0 || { echo "fuzz target $$t failed: see fuzz/artifacts/$$t"; exit 1; }; \
-	done
-endef
+# A short campaign (fuzz/campaign.sh): fails naming the target on a finding.
+fuzz_run = RUNS=-1 SECONDS_EACH=$(1) PARALLEL=$(FUZZ_JOBS) NICE=0 FUZZ_FLAGS="$(FUZZ_FLAGS)" \
+	fuzz/campaign.sh $(FUZZ_TARGETS)
 
 fuzz: fuzz-build
 	$(call fuzz_run,$(FUZZ_SECONDS))

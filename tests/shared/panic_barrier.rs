@@ -1,7 +1,8 @@
 //! The panic barrier (`src/ffi/command.rs`): a panicking command answers an
 //! error and the server keeps serving. Uses a module built with
-//! `--features panic-test` (adds `rsbloom.panic`) into `target/panic-test`;
-//! the test runs that build itself (cached after the first time).
+//! `--features panic-test` (adds `rsbloom.panic`): `RSBLOOM_PANIC_MODULE`
+//! (`make test` builds it beside the test binaries), else the test builds it
+//! into `target/panic-test` (cached after the first time).
 use common::*;
 
 use std::path::PathBuf;
@@ -11,6 +12,9 @@ use std::sync::OnceLock;
 fn panic_module() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
+        if let Some(so) = std::env::var_os("RSBLOOM_PANIC_MODULE") {
+            return PathBuf::from(so);
+        }
         let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let target = repo.join("target/panic-test");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
