@@ -58,10 +58,10 @@ struct Plan {
 
 impl Plan {
     fn from_env() -> Plan {
-        let target = std::env::var("RSBLOOM_FAULT_WRITES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(14_000);
+        let target = std::env::var("RSBLOOM_FAULT_WRITES").map_or(14_000, |v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("RSBLOOM_FAULT_WRITES={v}: not a count"))
+        });
         Plan { target }
     }
 
@@ -157,7 +157,7 @@ impl Family {
             ]),
             // A few heavy hitters among many rare items: decays happen.
             Family::Topk => {
-                let item = if j % 3 == 0 { j % 1000 } else { j % 9 };
+                let item = if j.is_multiple_of(3) { j % 1000 } else { j % 9 };
                 args(&["TOPK.ADD", k, &format!("t{item}")])
             }
             Family::Tdigest => args(&["TDIGEST.ADD", k, &j.to_string()]),
@@ -256,6 +256,7 @@ impl Family {
             Family::Topk => {
                 let target = c.cmd(&["DUMP", k]);
                 oracle.cmd(&["FLUSHALL"]);
+                // Top-K's creation is the same for every plan.
                 oracle.pipeline(&self.create(Plan { target: 0 }));
                 oracle.pipeline(&(0..n).map(|j| self.write(j)).collect::<Vec<_>>());
                 for m in n..=sent {
