@@ -654,6 +654,30 @@ impl Server {
         self.kill();
     }
 
+    /// SIGSTOP: the server answers nothing, its connections stay open.
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP);
+    }
+
+    /// SIGCONT after [`pause`](Self::pause).
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        let child = self.child.as_ref().expect("a running server");
+        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+        // SAFETY: kill(2) takes plain integers; the pid is our own child's,
+        // not yet waited for, so it names no other process.
+        let done = unsafe { libc::kill(pid, signal) };
+        assert_eq!(
+            done,
+            0,
+            "kill({pid}, {signal}): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+
     /// Graceful stop; `save` makes the server write its RDB first.
     pub fn stop(&mut self, save: bool) {
         if self.child.is_none() {

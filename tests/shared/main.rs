@@ -15,6 +15,7 @@ mod defrag;
 mod differential;
 mod examples;
 mod exchange;
+mod faults;
 mod limits;
 mod memory_parity;
 mod module;
