@@ -2,7 +2,8 @@
 # Regenerates the RDB files of core/src/rdb_file/tests.rs: on each server,
 # with rdbcompression+rdbchecksum on and off, a key of every type and
 # encoding (small: listpack/intset; large: the real encoding, reached by
-# lowering the thresholds), expiring keys, two databases and a key of each
+# lowering the thresholds), expiring keys, two databases, a function
+# library and a key of each
 # module type (target/release/librsbloom.so). Beside each <name>.rdb,
 # <name>.keys: one line a key, "db key-hex pexpiretime dump-hex", the
 # server's own DUMP of the key (what the reader must copy out exactly).
@@ -81,7 +82,9 @@ fill() {
     "${c[@]}" HSET hash:ttl:big a 1 b 2 c 3 d 4 >/dev/null
     "${c[@]}" HPEXPIREAT hash:ttl:big $at FIELDS 2 a c >/dev/null
   fi
-  "${c[@]}" SELECT 1 >/dev/null
+  # A function library: opcode FUNCTION2.
+  "${c[@]}" FUNCTION LOAD "#!lua name=lib
+redis.register_function('one', function() return 1 end)" >/dev/null
   "${c[@]}" -n 1 SET db1:str one >/dev/null
   "${c[@]}" -n 1 BF.ADD db1:bf item >/dev/null
   "${c[@]}" -n 1 PEXPIREAT db1:bf $at >/dev/null
