@@ -278,6 +278,20 @@ fn old_and_rare_layouts() {
         read_all(&synthetic("VALKEY080", &entry)).unwrap()[0].1,
         [0, 1, b'v']
     );
+    // Cluster slot sizes and module aux data (id, `when`, primitives) are
+    // skipped; aux data without its `when` is refused.
+    let slot_info = [opcode::SLOT_INFO, 0x40, 0x10, 3, 1];
+    let aux = [opcode::MODULE_AUX, 0x40, 0x10, 2, 1, 5, 2, b'h', b'i', 0];
+    let skipped = [&slot_info[..], &aux, &[0, 1, b'k', 1, b'v']].concat();
+    for magic in ["REDIS0012", "VALKEY080"] {
+        assert_eq!(
+            read_all(&synthetic(magic, &skipped)).unwrap()[0].1,
+            [0, 1, b'v']
+        );
+    }
+    let no_when = [opcode::MODULE_AUX, 0x40, 0x10, 1, 1, 0];
+    let e = read_all(&synthetic("REDIS0012", &no_when)).unwrap_err();
+    assert!(matches!(e.kind, RdbErrorKind::Malformed(_)), "{e}");
     // Before version 13 it is no opcode.
     let e = read_all(&synthetic("REDIS0012", &entry)).unwrap_err();
     assert_eq!(e.kind, RdbErrorKind::UnknownType(243));
