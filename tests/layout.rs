@@ -553,6 +553,7 @@ const FLOORS: &[Floors] = &[
                 "prefetch.rs",
                 "module_type.rs",
                 "dump/",
+                "rdb_file/",
             ],
             // Number parsing and argument helpers, shared by the parsers
             // and the configs.

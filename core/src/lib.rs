@@ -15,6 +15,7 @@ pub mod hash;
 pub mod module_type;
 pub mod prefetch;
 pub mod rdb;
+pub mod rdb_file;
 pub mod tdigest;
 pub mod topk;
 pub mod valkey_bloom;
