@@ -513,8 +513,8 @@ fn reruns_replace_dry_runs_and_databases() {
     assert_eq!(d.cmd(&["SELECT", "5"]), common::ok());
     let n = keys.len() as u64;
     let dbs = |o: &mut Options| {
-        o.db = 2;
-        o.target_db = 5;
+        o.db = Some(2);
+        o.target_db = Some(5);
     };
 
     let (r, out) = copy(src.port, dst.port, |o| {
