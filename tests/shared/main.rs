@@ -20,4 +20,5 @@ mod memory_parity;
 mod module;
 mod panic_barrier;
 mod replication;
+mod restore;
 mod slot_migration;
