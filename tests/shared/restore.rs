@@ -411,3 +411,52 @@ fn dry_runs_match_replace_databases_other_types_and_stdin() {
         assert!(same(&mut c, &mut d, k), "{k}\n{text}");
     }
 }
+
+/// This process's peak resident memory (`VmHWM`), bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb << 10)
+}
+
+/// The measurement of docs/copy.md: a 1.05 GiB Bloom filter in an
+/// uncompressed file restores in chunks, identical, TTL kept; the peak
+/// memory of this process (the tool in-process) against the file size.
+/// Minutes and 4 GiB of memory: `cargo test --profile ci --test shared --
+/// --ignored a_1gib_filter`.
+#[test]
+#[ignore]
+fn a_1gib_filter_restores_in_chunks() {
+    let fl = flavors();
+    let src = Server::builder(fl[fl.len() - 1], Module::Rsbloom)
+        .uncompressed_rdb()
+        .start();
+    let mut c = src.conn();
+    for cmd in [
+        vec!["BF.RESERVE", "huge", "0.000001", "300000000"],
+        vec!["BF.MADD", "huge", "a", "b", "c"],
+        vec!["PEXPIRE", "huge", "86400000"],
+    ] {
+        assert!(!c.cmd(&cmd).is_error(), "{cmd:?}");
+    }
+    let file = save(&mut c);
+    let size = std::fs::metadata(&file).unwrap().len();
+    let dst = Server::start(fl[0], Module::Rsbloom);
+    let before = peak_rss();
+    let started = Instant::now();
+    let (r, out) = restore(&file, dst.port, |_| {});
+    let secs = started.elapsed().as_secs_f64();
+    assert!(r.ok() && r.copied_keys() == 1, "{out}");
+    let mut d = dst.conn();
+    assert_eq!(d.cmd(&["BF.EXISTS", "huge", "b"]).as_int(), 1);
+    assert!(d.cmd(&["PTTL", "huge"]).as_int() > 0);
+    println!(
+        "file {size} bytes restored in {secs:.1} s ({:.1} MiB/s); peak RSS {} MiB (before {} MiB)",
+        size as f64 / 1048576.0 / secs,
+        peak_rss() >> 20,
+        before >> 20
+    );
+}
