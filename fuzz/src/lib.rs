@@ -31,6 +31,8 @@ mod valkey_bloom;
 pub use valkey_bloom::{valkey_bloom_args, valkey_bloom_load, valkey_bloom_rdb};
 mod dump;
 pub use dump::dump_payload;
+mod rdb_file;
+pub use rdb_file::rdb_file;
 
 use rsbloom_core::args::ArgError;
 use rsbloom_core::rdb::Primitive;
@@ -44,7 +46,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/src/bin/*.rs`).
-pub const TARGETS: [(&str, Target); 24] = [
+pub const TARGETS: [(&str, Target); 25] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -69,6 +71,7 @@ pub const TARGETS: [(&str, Target); 24] = [
     ("valkey_bloom_load", valkey_bloom_load),
     ("valkey_bloom_args", valkey_bloom_args),
     ("dump_payload", dump_payload),
+    ("rdb_file", rdb_file),
 ];
 
 // ---------------------------------------------------------------------------
@@ -208,6 +211,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.extend(apbf::seeds());
     out.extend(valkey_bloom::seeds());
     out.extend(dump::seeds());
+    out.extend(rdb_file::seeds());
     out
 }
 

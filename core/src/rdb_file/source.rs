@@ -7,12 +7,15 @@ use super::RdbErrorKind;
 use crate::dump::{crc64::CRC64, DumpError, Input};
 use std::io::Read;
 
-/// Read size; also the longest piece `take` hands out.
+/// The buffer's size; also the longest piece `take` hands out.
 const CAP: usize = 64 * 1024;
+/// Its size at first: it doubles at each refill, so that a small file
+/// (and each fuzz input) does not pay for a large one.
+const FIRST: usize = 512;
 
 pub(super) struct Source<R> {
     input: R,
-    buf: Box<[u8]>,
+    buf: Vec<u8>,
     pos: usize,
     end: usize,
     /// `buf[..hashed]` is in `digest` already.
@@ -30,7 +33,7 @@ impl<R: Read> Source<R> {
     pub fn new(input: R) -> Self {
         Source {
             input,
-            buf: vec![0; CAP].into_boxed_slice(),
+            buf: Vec::new(),
             pos: 0,
             end: 0,
             hashed: 0,
@@ -57,6 +60,10 @@ impl<R: Read> Source<R> {
         self.end -= self.pos;
         self.pos = 0;
         self.hashed = 0;
+        let size = need.max(self.buf.len() * 2).clamp(FIRST, CAP);
+        if self.buf.len() < size {
+            self.buf.resize(size, 0);
+        }
         while self.end < need {
             match self.input.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Err(RdbErrorKind::Truncated),
