@@ -12,7 +12,7 @@ use common::server::{all_flavors, flavors, Flavor, Module, Server};
 use common::{Conn, Reply};
 use rsbloom_copy::{Options, Report};
 
-fn url(port: u16) -> String {
+pub(crate) fn url(port: u16) -> String {
     format!("redis://127.0.0.1:{port}")
 }
 
@@ -38,7 +38,7 @@ fn pair(source: Flavor, target: Flavor) -> (Server, Server) {
 /// The families each module serves, as key names: RedisBloom has no
 /// sliding-window type and no valkey-bloom filters (`vbf`, type
 /// `bloomfltr`, which rsbloom serves in either Bloom flavour).
-fn families(m: Module) -> &'static [&'static str] {
+pub(crate) fn families(m: Module) -> &'static [&'static str] {
     const ALL: [&str; 7] = ["bf", "cf", "cms", "topk", "td", "apbf", "vbf"];
     match m {
         Module::Reference => &ALL[..5],
@@ -70,7 +70,7 @@ fn vb_load_blob(seed: u8) -> Vec<u8> {
 }
 
 /// The family of a key that `fill` wrote.
-fn family_of(key: &str) -> &str {
+pub(crate) fn family_of(key: &str) -> &str {
     let name = key.rsplit(':').next().unwrap_or(key);
     name.split('-').next().unwrap_or(name)
 }
@@ -78,7 +78,7 @@ fn family_of(key: &str) -> &str {
 /// The keys of each family `m` serves, `prefix`ed, with content; the Bloom
 /// key has a TTL; the sliding-window family has a count window (`apbf`)
 /// and a time window whose clock has started (`apbf-time`).
-fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
+pub(crate) fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
     let k = |name: &str| format!("{prefix}{name}");
     let cmds: Vec<Vec<&str>> = vec![
         vec!["BF.RESERVE", "bf", "0.01", "1000"],
@@ -129,7 +129,7 @@ fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
 }
 
 /// The module value of a DUMP payload (its RDB version and CRC aside).
-fn body(c: &mut Conn, key: &str) -> Option<Vec<u8>> {
+pub(crate) fn body(c: &mut Conn, key: &str) -> Option<Vec<u8>> {
     match c.cmd(&["DUMP", key]) {
         Reply::Bulk(p) if p.len() > 10 => Some(p[..p.len() - 10].to_vec()),
         _ => None,
@@ -168,7 +168,7 @@ fn content(c: &mut Conn, key: &str) -> Option<Vec<Reply>> {
 /// differ), the same answer to the family's read, and the TTL kept (the
 /// tool sets the remaining TTL it read, as MIGRATE does: the copy's own
 /// duration is added, a few seconds at most here).
-fn same(src: &mut Conn, dst: &mut Conn, key: &str) -> bool {
+pub(crate) fn same(src: &mut Conn, dst: &mut Conn, key: &str) -> bool {
     let read = family_read(key);
     let ttl_kept = match src.cmd(&["PTTL", key]).as_int() {
         -1 => dst.cmd(&["PTTL", key]).as_int() == -1,
@@ -184,7 +184,7 @@ fn same(src: &mut Conn, dst: &mut Conn, key: &str) -> bool {
 
 /// Where RedisBloom 2.8.2 loads: every server of the matrix (docs/servers.md
 /// §2); a flavor added later is tried, and left out if it refuses it.
-fn reference_loads(f: Flavor) -> bool {
+pub(crate) fn reference_loads(f: Flavor) -> bool {
     std::panic::catch_unwind(|| drop(Server::start(f, Module::Reference))).is_ok()
 }
 
@@ -513,8 +513,8 @@ fn reruns_replace_dry_runs_and_databases() {
     assert_eq!(d.cmd(&["SELECT", "5"]), common::ok());
     let n = keys.len() as u64;
     let dbs = |o: &mut Options| {
-        o.db = 2;
-        o.target_db = 5;
+        o.db = Some(2);
+        o.target_db = Some(5);
     };
 
     let (r, out) = copy(src.port, dst.port, |o| {

@@ -21,4 +21,5 @@ mod memory_parity;
 mod module;
 mod panic_barrier;
 mod replication;
+mod restore;
 mod slot_migration;

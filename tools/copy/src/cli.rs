@@ -1,10 +1,10 @@
-//! The command line: `rsbloom-copy --from URL --to URL [options]`.
+//! The command line: `rsbloom-copy --from URL|--from-rdb PATH --to URL [options]`.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::time::Duration;
 
-use clap::{value_parser, Arg, ArgAction, ArgMatches, Command};
+use clap::{value_parser, Arg, ArgAction, ArgGroup, ArgMatches, Command};
 
 use crate::Options;
 
@@ -14,19 +14,30 @@ fn command() -> Command {
             "Copies Bloom (RedisBloom's and valkey-bloom's), Cuckoo, Count-Min Sketch, Top-K, \
              T-Digest and sliding-window keys between two servers (Redis 7/8, Valkey 8/9; \
              rsbloom, RedisBloom or valkey-bloom), live, whatever their RDB versions; every \
-             copied key is verified on the target (docs/copy.md).",
+             copied key is verified on the target; or restores them from an RDB file \
+             (docs/copy.md).",
         )
         .arg(
             Arg::new("from")
                 .long("from")
-                .required(true)
                 .value_name("URL")
                 .help("source, e.g. redis://host:6379 (a cluster node: the whole cluster)"),
         )
         .arg(
+            Arg::new("from-rdb")
+                .long("from-rdb")
+                .value_name("PATH")
+                .help("source: an RDB file (- for standard input), read once, front to back"),
+        )
+        .group(
+            ArgGroup::new("source")
+                .args(["from", "from-rdb"])
+                .required(true),
+        )
+        .arg(
             Arg::new("to")
                 .long("to")
-                .required(true)
+                .required_unless_present_all(["from-rdb", "dry-run"])
                 .value_name("URL")
                 .help("target, e.g. redis://user:pass@host:6380"),
         )
@@ -34,16 +45,22 @@ fn command() -> Command {
             Arg::new("db")
                 .long("db")
                 .value_name("N")
-                .default_value("0")
                 .value_parser(value_parser!(i64))
-                .help("source database"),
+                .help("source database [default: 0; from a file: every database]"),
         )
         .arg(
             Arg::new("target-db")
                 .long("target-db")
                 .value_name("N")
                 .value_parser(value_parser!(i64))
-                .help("target database [default: --db]"),
+                .help("target database [default: the source key's]"),
+        )
+        .arg(
+            Arg::new("all-types")
+                .long("all-types")
+                .action(ArgAction::SetTrue)
+                .conflicts_with("from")
+                .help("from a file: keys of other types too, where the target reads their type"),
         )
         .arg(
             Arg::new("match")
@@ -106,8 +123,10 @@ fn command() -> Command {
 fn options(m: &ArgMatches) -> Options {
     let s = |name: &str| m.get_one::<String>(name).cloned().unwrap_or_default();
     let mut o = Options::new(&s("from"), &s("to"));
-    o.db = m.get_one::<i64>("db").copied().unwrap_or(0);
-    o.target_db = m.get_one::<i64>("target-db").copied().unwrap_or(o.db);
+    o.from_rdb = m.get_one::<String>("from-rdb").cloned();
+    o.db = m.get_one::<i64>("db").copied();
+    o.target_db = m.get_one::<i64>("target-db").copied();
+    o.all_types = m.get_flag("all-types");
     o.pattern = s("match");
     o.replace = m.get_flag("replace");
     o.dry_run = m.get_flag("dry-run");
@@ -144,7 +163,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// Runs the tool on `args`; the exit code: 0 all copied or skipped, 1 some
-/// key failed, 2 usage or connection error.
+/// key failed, 2 usage or connection error, 3 the file could not be read to
+/// its end (the keys before were done).
 pub fn main_with(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
@@ -158,6 +178,10 @@ pub fn main_with(
     };
     match crate::run(&options(&m), out) {
         Ok(report) if report.ok() => 0,
+        Ok(report) if report.aborted.is_some() => {
+            eprintln!("rsbloom-copy: {}", report.aborted.unwrap_or_default());
+            3
+        }
         Ok(_) => 1,
         Err(e) => {
             eprintln!("rsbloom-copy: {e}");
@@ -203,7 +227,7 @@ mod tests {
         let o = options(&m);
         assert_eq!(
             (o.from.as_str(), o.to.as_str(), o.db, o.target_db),
-            ("redis://a", "redis://b", 3, 3)
+            ("redis://a", "redis://b", Some(3), None)
         );
         assert!(o.replace && !o.dry_run);
         assert_eq!(
@@ -213,5 +237,32 @@ mod tests {
         assert!(command()
             .try_get_matches_from(["rsbloom-copy", "--from", "redis://a"])
             .is_err());
+    }
+
+    #[test]
+    fn a_file_as_the_source() {
+        let parse = |args: &[&str]| {
+            command()
+                .try_get_matches_from([&["rsbloom-copy"], args].concat())
+                .map(|m| options(&m))
+        };
+        let o = parse(&["--from-rdb", "-", "--to", "redis://b", "--all-types"]).unwrap();
+        assert_eq!(o.from_rdb.as_deref(), Some("-"));
+        assert!(o.all_types && o.db.is_none() && o.target_db.is_none());
+        // A dry run lists a file without a target.
+        let o = parse(&["--from-rdb", "dump.rdb", "--dry-run"]).unwrap();
+        assert_eq!(o.to, "");
+        assert!(parse(&["--from-rdb", "dump.rdb"]).is_err());
+        assert!(parse(&[
+            "--from-rdb",
+            "x",
+            "--from",
+            "redis://a",
+            "--to",
+            "redis://b"
+        ])
+        .is_err());
+        assert!(parse(&["--from", "redis://a", "--to", "redis://b", "--all-types"]).is_err());
+        assert!(parse(&["--to", "redis://b"]).is_err());
     }
 }

@@ -1,14 +1,19 @@
 //! rsbloom-copy: copies the module's keys (Bloom filters of RedisBloom's and
 //! of valkey-bloom's type, Cuckoo, Count-Min Sketch, Top-K, T-Digest,
 //! sliding-window filters) between any two servers, live, whatever their
-//! RDB versions (docs/copy.md).
+//! RDB versions; or restores them from an RDB file (docs/copy.md).
 
 mod cli;
 mod copy;
 mod endpoint;
 pub mod family;
+pub mod pattern;
 pub mod payload;
+mod put;
 pub mod report;
+mod restore;
+mod scan;
+mod types;
 
 use std::io::Write;
 use std::time::Duration;
@@ -19,10 +24,16 @@ pub use report::{Counts, Outcome, Report};
 /// What to copy, from where to where.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The source server's URL (empty with `from_rdb`).
     pub from: String,
+    /// An RDB file to restore from instead (`-`: standard input).
+    pub from_rdb: Option<String>,
+    /// The target's URL (empty: none, for a dry run of a file).
     pub to: String,
-    pub db: i64,
-    pub target_db: i64,
+    /// The source database; default 0 from a server, all from a file.
+    pub db: Option<i64>,
+    /// The target database; default the source key's.
+    pub target_db: Option<i64>,
     pub pattern: String,
     pub replace: bool,
     pub dry_run: bool,
@@ -33,15 +44,18 @@ pub struct Options {
     pub chunk_above: u64,
     pub progress: Option<Duration>,
     pub verbose: bool,
+    /// From a file: keys of other types too, where the target reads them.
+    pub all_types: bool,
 }
 
 impl Options {
     pub fn new(from: &str, to: &str) -> Options {
         Options {
             from: from.into(),
+            from_rdb: None,
             to: to.into(),
-            db: 0,
-            target_db: 0,
+            db: None,
+            target_db: None,
             pattern: "*".into(),
             replace: false,
             dry_run: false,
@@ -50,6 +64,15 @@ impl Options {
             chunk_above: 16 << 20,
             progress: Some(Duration::from_secs(5)),
             verbose: false,
+            all_types: false,
+        }
+    }
+
+    /// Restoring the RDB file at `path` (`-`: standard input) into `to`.
+    pub fn from_rdb(path: &str, to: &str) -> Options {
+        Options {
+            from_rdb: Some(path.into()),
+            ..Options::new("", to)
         }
     }
 }
@@ -57,12 +80,17 @@ impl Options {
 /// Copies every key of `opts.pattern`, printing to `out`; `Err` when an
 /// end cannot be reached at all.
 pub fn run(opts: &Options, out: &mut dyn Write) -> Result<Report, String> {
-    let mut nodes = endpoint::source_nodes(&opts.from, opts.db)?;
-    let mut target = endpoint::Target::open(&opts.to, opts.target_db, opts.max_command)?;
+    if let Some(path) = &opts.from_rdb {
+        return restore::run(opts, path, out);
+    }
+    let db = opts.db.unwrap_or(0);
+    let mut nodes = endpoint::source_nodes(&opts.from, db)?;
+    let target_db = opts.target_db.unwrap_or(db);
+    let mut target = endpoint::Target::open(&opts.to, target_db, opts.max_command)?;
     if !opts.dry_run {
         target.probe_rdb_version()?;
     }
-    let settings = copy::Settings {
+    let settings = put::Settings {
         replace: opts.replace,
         dry_run: opts.dry_run,
         chunk_above: opts.chunk_above,
@@ -77,7 +105,7 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<Report, String> {
 
 fn scan_node(
     opts: &Options,
-    s: &copy::Settings,
+    s: &put::Settings,
     node: &mut endpoint::Node,
     t: &mut endpoint::Target,
     log: &mut report::Log,

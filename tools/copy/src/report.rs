@@ -20,6 +20,12 @@ pub enum Outcome {
     },
     /// Not copied, on purpose: why.
     Skipped(String),
+    /// In a file, with an expiry already past: not written.
+    Expired,
+    /// A key of another type (`--all-types`), RESTOREd and its type checked.
+    Restored { name: String, bytes: u64 },
+    /// Dry run: would be RESTOREd (`--all-types`).
+    WouldRestore { name: String, bytes: u64 },
     /// Not copied because something went wrong: what.
     Failed(String),
 }
@@ -40,6 +46,13 @@ pub struct Report {
     pub would_copy: BTreeMap<&'static str, Counts>,
     /// Keys of other types, per type: not the tool's to copy.
     pub other_types: BTreeMap<String, u64>,
+    /// Keys of other types restored (`--all-types`), per type.
+    pub restored: BTreeMap<String, Counts>,
+    pub would_restore: BTreeMap<String, Counts>,
+    /// Keys of a file whose expiry had passed.
+    pub expired: u64,
+    /// Why a file could not be read to its end (the keys before were done).
+    pub aborted: Option<String>,
     pub skipped: Vec<(Vec<u8>, String)>,
     pub failed: Vec<(Vec<u8>, String)>,
     pub elapsed: Duration,
@@ -55,7 +68,7 @@ impl Report {
     }
 
     pub fn ok(&self) -> bool {
-        self.failed.is_empty()
+        self.failed.is_empty() && self.aborted.is_none()
     }
 
     fn add(&mut self, key: &[u8], outcome: Outcome) {
@@ -73,8 +86,17 @@ impl Report {
             }
             Outcome::Skipped(why) => self.skipped.push((key.to_vec(), why)),
             Outcome::Failed(why) => self.failed.push((key.to_vec(), why)),
+            Outcome::Expired => self.expired += 1,
+            Outcome::Restored { name, bytes } => add(&mut self.restored, name, bytes),
+            Outcome::WouldRestore { name, bytes } => add(&mut self.would_restore, name, bytes),
         }
     }
+}
+
+fn add(to: &mut BTreeMap<String, Counts>, name: String, bytes: u64) {
+    let c = to.entry(name).or_default();
+    c.keys += 1;
+    c.bytes += bytes;
 }
 
 /// A key as printed: printable ASCII as is, other bytes escaped.
@@ -142,6 +164,16 @@ impl<'a> Log<'a> {
                 }
             )),
             Outcome::Skipped(why) => Some(format!("skipped   {}: {why}", show(key))),
+            Outcome::Expired => self
+                .verbose
+                .then(|| format!("expired   {} (in the file: not written)", show(key))),
+            Outcome::Restored { name, bytes } => self
+                .verbose
+                .then(|| format!("restored  {} ({name}, {bytes} bytes)", show(key))),
+            Outcome::WouldRestore { name, bytes } => Some(format!(
+                "would restore {} ({name}, {bytes} bytes)",
+                show(key)
+            )),
             Outcome::Failed(why) => Some(format!("FAILED    {}: {why}", show(key))),
         };
         if let Some(line) = line {
@@ -149,6 +181,11 @@ impl<'a> Log<'a> {
         }
         self.report.add(key, outcome);
         self.tick(0);
+    }
+
+    /// Prints `line` as it is.
+    pub fn line(&mut self, line: &str) {
+        let _ = writeln!(self.out, "{line}");
     }
 
     /// Counts `bytes` of a key still being copied; prints progress when due.
@@ -204,6 +241,22 @@ fn summary(r: &Report, dry_run: bool, out: &mut dyn Write) -> std::io::Result<()
     for (family, n) in &r.identical {
         writeln!(out, "already identical on the target: {family}: {n} keys")?;
     }
+    let verb = if dry_run {
+        "would restore"
+    } else {
+        "restored (RESTORE, type checked)"
+    };
+    let others = if dry_run {
+        &r.would_restore
+    } else {
+        &r.restored
+    };
+    for (t, c) in others {
+        writeln!(out, "{verb}: type {t}: {} keys, {} bytes", c.keys, c.bytes)?;
+    }
+    if r.expired > 0 {
+        writeln!(out, "expired in the file, not written: {} keys", r.expired)?;
+    }
     for (t, n) in &r.other_types {
         writeln!(out, "not copied, type {t} (not a module family): {n} keys")?;
     }
@@ -216,5 +269,9 @@ fn summary(r: &Report, dry_run: bool, out: &mut dyn Write) -> std::io::Result<()
     for (why, n) in reasons {
         writeln!(out, "skipped: {n} keys: {why}")?;
     }
-    writeln!(out, "failed: {} keys", r.failed.len())
+    writeln!(out, "failed: {} keys", r.failed.len())?;
+    if let Some(why) = &r.aborted {
+        writeln!(out, "ABORTED, the file unreadable from there on: {why}")?;
+    }
+    Ok(())
 }
