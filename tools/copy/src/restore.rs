@@ -13,7 +13,10 @@
 //!   target's RDB version reads their type (types.rs).
 //! * A file that cannot be read further (truncated, corrupt) stops the run
 //!   with the offset and key: every key before it is in place, the one
-//!   being read was not written at all.
+//!   being read was not written at all. A file (not standard input) is
+//!   first read through once, without holding its values, so that damage
+//!   the checksum at its end reveals stops the run before anything is
+//!   written.
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
@@ -86,8 +89,28 @@ impl Targets<'_> {
     }
 }
 
+/// Reads the file at `path` to its end without holding a value: an error
+/// names where it is damaged, the checksum included.
+fn check(path: &str) -> Result<Result<(), RdbError>, String> {
+    let input = BufReader::with_capacity(READ_BUFFER, open(path)?);
+    let mut reader = RdbReader::new(input).map_err(|e| format!("{path}: {e}"))?;
+    Ok((|| {
+        while reader.next_key()?.is_some() {
+            reader.skip_value()?;
+        }
+        Ok(())
+    })())
+}
+
 /// Restores every key of the file at `path` that `opts` selects.
 pub fn run(opts: &Options, path: &str, out: &mut dyn Write) -> Result<Report, String> {
+    if path != "-" && !opts.dry_run {
+        if let Err(e) = check(path)? {
+            let mut log = Log::new(out, opts.verbose, opts.progress);
+            log.report.aborted = Some(format!("{path}: {e} (nothing restored)"));
+            return Ok(log.finish(opts.dry_run));
+        }
+    }
     let input = BufReader::with_capacity(READ_BUFFER, open(path)?);
     let mut reader = RdbReader::new(input).map_err(|e| format!("{path}: {e}"))?;
     let mut targets = Targets {
