@@ -749,14 +749,15 @@ fn new_size_is_the_size_of_the_new_chain() {
 fn a_scale_out_above_the_limit_is_refused_and_changes_nothing() {
     let mut c = Chain::new(10, 0.01, 2, false).unwrap();
     let items: Vec<Vec<u8>> = (0..200u32).map(|i| i.to_le_bytes().to_vec()).collect();
-    let limit = Some(c.size_bytes() + 64);
+    let cap = c.size_bytes() + 64;
+    let limit = Some(cap);
     let mut outcomes = Vec::new();
     c.add_batch(&items, limit, |o| {
         outcomes.push(o);
         true
     });
     assert_eq!(c.num_links(), 1);
-    assert!(c.size_bytes() <= limit.unwrap());
+    assert!(c.size_bytes() <= cap);
     let refused = outcomes
         .iter()
         .filter(|o| **o == AddOutcome::OverLimit)
