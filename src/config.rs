@@ -6,14 +6,16 @@
 //! RedisBloom 8; older servers (Redis 7.x, Valkey 8) only know prefixed module
 //! configs, so there they appear as `bf.bf-error-rate`.
 //!
-//! rsbloom's own settings, `bf.huge-pages` and `bf.cms-rdb-encoding` (not
-//! in RedisBloom), are always prefixed: a bare name could clash with a
-//! future server or module config.
+//! rsbloom's own settings, `bf.huge-pages`, `bf.cms-rdb-encoding` and
+//! `bf.max-key-memory` (not in RedisBloom), are always prefixed: a bare name
+//! could clash with a future server or module config.
 
 mod state;
 mod valkey_bloom;
 
-pub use state::{cms_legacy_encoding, cms_rdb_encoding, flavor, flavor_at_load, get};
+pub use state::{
+    cms_legacy_encoding, cms_rdb_encoding, flavor, flavor_at_load, get, max_key_memory,
+};
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::Mutex;
@@ -24,7 +26,7 @@ use rsbloom_core::config::NAMES;
 use state::{handed_out, registered, server_string, with_mut};
 
 use crate::ffi::barrier::guarded;
-use crate::ffi::RStr;
+use crate::ffi::{Ctx, RStr, ReplyError};
 
 /// Applies the legacy `MODULE LOAD ... NAME VALUE` arguments.
 pub fn apply_load_args(args: &[RStr]) -> Result<(), String> {
@@ -91,6 +93,7 @@ pub fn register(ctx: *mut RedisModuleCtx, try_unprefixed: bool) -> Result<bool, 
     }
     register_huge_pages(ctx)?;
     register_cms_rdb_encoding(ctx)?;
+    register_max_key_memory(ctx)?;
     valkey_bloom::register(ctx)?;
     if rm!(RedisModule_LoadConfigs(ctx)) != raw::REDISMODULE_OK as c_int {
         return Err("could not load module configs".into());
@@ -200,6 +203,63 @@ unsafe extern "C" fn set_cms_rdb_encoding(
     guarded("config set", raw::REDISMODULE_ERR as c_int, || {
         // The server checked the range.
         state::set_cms_rdb_encoding(i32::try_from(value).unwrap_or_default());
+        raw::REDISMODULE_OK as c_int
+    })
+}
+
+/// The per-key memory limit `ctx`'s command is checked against:
+/// `bf.max-key-memory` (rsbloom_core::limit).
+pub fn key_limit(ctx: &Ctx) -> Option<u64> {
+    checked(ctx, rsbloom_core::limit::from_setting(max_key_memory()))
+}
+
+/// Refuses a value of `bytes` when that is above the key limit of `ctx`'s
+/// command.
+pub fn check_key_size(ctx: &Ctx, bytes: u64) -> Result<(), ReplyError> {
+    rsbloom_core::limit::check(key_limit(ctx), bytes).map_err(ReplyError::Text)
+}
+
+/// `limit` when `ctx`'s command is checked against limits: never when it
+/// comes from the master or the AOF, which replicas and replays must obey
+/// as the master did, whatever their own settings.
+pub fn checked(ctx: &Ctx, limit: Option<u64>) -> Option<u64> {
+    limit.filter(|_| !ctx.must_obey())
+}
+
+/// `bf.max-key-memory` (bytes, memory units accepted; default 0 = off): no
+/// write may take a value of any family above it (docs/operations.md).
+fn register_max_key_memory(ctx: *mut RedisModuleCtx) -> Result<(), String> {
+    let name = CString::new("max-key-memory").map_err(|e| e.to_string())?;
+    let status = rm!(RedisModule_RegisterNumericConfig(
+        ctx,
+        name.as_ptr(),
+        0,
+        raw::REDISMODULE_CONFIG_MEMORY,
+        0,
+        i64::MAX,
+        Some(get_max_key_memory),
+        Some(set_max_key_memory),
+        None,
+        std::ptr::null_mut(),
+    ));
+    registered(status, "max-key-memory")
+}
+
+unsafe extern "C" fn get_max_key_memory(_name: *const c_char, _privdata: *mut c_void) -> i64 {
+    guarded("config get", 0, || {
+        i64::try_from(max_key_memory()).unwrap_or(i64::MAX)
+    })
+}
+
+unsafe extern "C" fn set_max_key_memory(
+    _name: *const c_char,
+    value: i64,
+    _privdata: *mut c_void,
+    _err: *mut *mut RedisModuleString,
+) -> c_int {
+    guarded("config set", raw::REDISMODULE_ERR as c_int, || {
+        // The server checked the range.
+        state::set_max_key_memory(u64::try_from(value).unwrap_or_default());
         raw::REDISMODULE_OK as c_int
     })
 }

@@ -117,7 +117,7 @@ fn bloom(c: &mut Criterion) {
                 .map(|i| [i.as_slice(), &round.to_le_bytes()].concat())
                 .collect();
             for chunk in batch.chunks(100) {
-                big.add_batch(chunk, |_| true);
+                big.add_batch(chunk, None, |_| true);
             }
         })
     });

@@ -12,6 +12,7 @@ pub mod config;
 pub mod cuckoo;
 pub mod dump;
 pub mod hash;
+pub mod limit;
 pub mod module_type;
 pub mod prefetch;
 pub mod rdb;

@@ -122,6 +122,7 @@ fn bloom_exercise(c: &mut Chain, items: &[&[u8]]) {
             AddOutcome::Error => {
                 assert_eq!((c.items(), c.num_links()), (before_items, before_links));
             }
+            AddOutcome::OverLimit => unreachable!("no limit given"),
         }
     }
     check_chain(c);
@@ -402,6 +403,7 @@ pub fn bloom_model(data: &[u8]) {
                 assert!(!nonscaling && growth == 0, "unexpected add error");
                 assert_eq!(c.num_links(), links);
             }
+            AddOutcome::OverLimit => unreachable!("no limit given"),
         };
         match op % 8 {
             0..=2 => {
@@ -415,7 +417,7 @@ pub fn bloom_model(data: &[u8]) {
                 let items: Vec<Vec<u8>> = batch.iter().map(|&j| item(j)).collect();
                 let mut outcomes = Vec::new();
                 let links = c.num_links();
-                c.add_batch(&items, |o| {
+                c.add_batch(&items, None, |o| {
                     outcomes.push(o);
                     !matches!(o, AddOutcome::Full)
                 });

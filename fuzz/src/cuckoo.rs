@@ -173,6 +173,7 @@ fn cf_exercise(c: &mut CuckooFilter, items: &[&[u8]]) {
                 InsertOutcome::Exists => assert!(c.contains(h)),
                 InsertOutcome::NoSpace => assert_eq!(c.expansion(), 0),
                 InsertOutcome::AllocFailed => {}
+                InsertOutcome::OverLimit => unreachable!("no limit given"),
             }
         }
         let _ = c.count(h);
@@ -472,6 +473,7 @@ pub fn cuckoo_model(data: &[u8]) {
                 }
                 InsertOutcome::NoSpace => assert_eq!(exp, 0),
                 InsertOutcome::AllocFailed => panic!("allocation failed"),
+                InsertOutcome::OverLimit => unreachable!("no limit given"),
             },
             4 | 5 => {
                 let filters = c.num_filters();

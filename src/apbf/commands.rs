@@ -6,10 +6,10 @@
 //! `APBF.TICK key <ms>` before the write itself, so replicas and AOF
 //! replays apply the same shifts; reads age the filter virtually.
 
-use rsbloom_core::apbf::{Apbf, ChunkError, CreateError};
 use rsbloom_core::apbf::args::{
     parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
 };
+use rsbloom_core::apbf::{Apbf, ChunkError, CreateError, Header};
 
 use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Lookup, RStr, ReplyError};
 
@@ -52,6 +52,9 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let mut key = ctx.open_key(name, true);
     if !key.get::<Apbf>().is_missing() {
         return Err(KEY_EXISTS);
+    }
+    if let Ok(h) = Apbf::plan(p.window, p.error, p.capacity) {
+        crate::config::check_key_size(ctx, Apbf::size_for(&h))?;
     }
     let f = Apbf::new(p.window, p.error, p.capacity).map_err(|e| match e {
         CreateError::OutOfMemory => NO_MEMORY,
@@ -191,6 +194,9 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     if iter == 1 {
         if let Lookup::WrongType = key.get::<Apbf>() {
             return Err(ReplyError::WrongType);
+        }
+        if let Some(h) = Header::decode(data) {
+            crate::config::check_key_size(ctx, Apbf::size_for(&h))?;
         }
         key.set(Box::new(Apbf::from_header(data).map_err(chunk_error)?));
     } else {

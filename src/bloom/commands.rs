@@ -7,6 +7,7 @@ use rsbloom_core::bloom::args::{
 };
 use rsbloom_core::bloom::{AddOutcome, Chain, CreateError};
 use rsbloom_core::config::BloomFlavor;
+use rsbloom_core::limit::{self, OVER_LIMIT};
 use rsbloom_core::valkey_bloom::Object;
 
 use crate::config;
@@ -21,8 +22,12 @@ const FULL: &str = "ERR non scaling filter is full";
 const INSERT_FAILED: &str = "ERR problem inserting into filter";
 const BAD_DATA: &str = "ERR received bad data";
 
-/// A new chain as BF.RESERVE step 6 describes it.
-fn create_chain(p: &BfReserve) -> Result<Box<Chain>, ReplyError> {
+/// A new chain as BF.RESERVE step 6 describes it, unless it would be
+/// above `limit` (checked before allocating).
+fn create_chain(p: &BfReserve, limit: Option<u64>) -> Result<Box<Chain>, ReplyError> {
+    if let Ok(size) = Chain::new_size(p.capacity, p.error_rate, p.nonscaling) {
+        limit::check(limit, size).map_err(ReplyError::Text)?;
+    }
     Chain::new(p.capacity, p.error_rate, p.expansion, p.nonscaling)
         .map(Box::new)
         .map_err(|e| match e {
@@ -37,10 +42,11 @@ fn create_chain(p: &BfReserve) -> Result<Box<Chain>, ReplyError> {
 fn chain_for_write<'k>(
     key: &'k mut Key<'_>,
     create: Option<impl FnOnce() -> BfReserve>,
+    limit: Option<u64>,
 ) -> Result<&'k mut Chain, ReplyError> {
     let value = key.get_or_create(|| {
         let params = create.ok_or(ReplyError::Text(NOT_FOUND))?();
-        create_chain(&params)
+        create_chain(&params, limit)
     })?;
     match value {
         Value::Found(chain) => Ok(chain),
@@ -79,7 +85,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     if let Lookup::WrongType = key.get::<Chain>() {
         return Err(ReplyError::WrongType);
     }
-    key.set(create_chain(&params)?);
+    key.set(create_chain(&params, config::key_limit(ctx))?);
     ctx.reply_ok();
     ctx.propagate();
     Ok(())
@@ -87,13 +93,18 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 
 // ---- BF.ADD / BF.MADD / BF.INSERT ----
 
-/// Adds `items` in order, replying one element per processed item; stops
-/// after a "full" element (docs/bloom.md §8.2). Returns the number of
-/// elements replied and the indices of those that were errors.
-fn add_items(ctx: &Ctx, chain: &mut Chain, items: &[RStr]) -> (usize, Vec<usize>) {
+/// Adds `items` in order under `limit`, replying one element per processed
+/// item; stops after a "full" element (docs/bloom.md §8.2). Returns the
+/// number of elements replied and the indices of those that were errors.
+fn add_items(
+    ctx: &Ctx,
+    chain: &mut Chain,
+    items: &[RStr],
+    limit: Option<u64>,
+) -> (usize, Vec<usize>) {
     let mut replied = 0;
     let mut failed = Vec::new();
-    chain.add_batch(items, |outcome| {
+    chain.add_batch(items, limit, |outcome| {
         replied += 1;
         match outcome {
             AddOutcome::Added => ctx.reply_bool(true),
@@ -101,6 +112,10 @@ fn add_items(ctx: &Ctx, chain: &mut Chain, items: &[RStr]) -> (usize, Vec<usize>
             AddOutcome::Error => {
                 failed.push(replied - 1);
                 ctx.reply_error(INSERT_FAILED)
+            }
+            AddOutcome::OverLimit => {
+                failed.push(replied - 1);
+                ctx.reply_error(OVER_LIMIT)
             }
             AddOutcome::Full => {
                 failed.push(replied - 1);
@@ -128,12 +143,13 @@ fn insert(
         return Err(ReplyError::WrongArity);
     };
     let created = matches!(key.get::<Chain>(), Lookup::Missing);
-    let chain = chain_for_write(key, create)?;
+    let limit = config::key_limit(ctx);
+    let chain = chain_for_write(key, create, limit)?;
     let (replied, failed) = if single {
-        add_items(ctx, chain, items)
+        add_items(ctx, chain, items, limit)
     } else {
         ctx.reply_array_postponed();
-        let done = add_items(ctx, chain, items);
+        let done = add_items(ctx, chain, items, limit);
         ctx.set_array_len(done.0);
         done
     };
@@ -389,6 +405,9 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     match key.get::<Chain>() {
         Lookup::Missing if iter == 1 => {
             let chain = Chain::from_header(data).map_err(|_| ReplyError::Text(BAD_DATA))?;
+            // The header's storage is lazily zeroed: refused, it is
+            // released before a page of it is touched.
+            config::check_key_size(ctx, chain.size_bytes())?;
             key.set(Box::new(chain));
         }
         Lookup::Missing => return Err(ReplyError::Text(NOT_FOUND)),

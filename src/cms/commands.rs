@@ -47,6 +47,9 @@ fn init(
     if cell_size != CellSize::Four && crate::config::cms_legacy_encoding() {
         return Err(LEGACY_CELL_SIZE);
     }
+    if let Some(size) = CountMinSketch::new_size(width, depth, cell_size) {
+        crate::config::check_key_size(ctx, size)?;
+    }
     let sketch = CountMinSketch::new(width, depth, cell_size).map_err(create_error)?;
     key.set(Box::new(sketch));
     ctx.reply_ok();

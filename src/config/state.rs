@@ -3,7 +3,7 @@
 //! helpers every config registration shares.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, OnceLock, RwLock, RwLockReadGuard};
 
 use redis_module::raw::{self, RedisModuleString};
@@ -51,6 +51,17 @@ pub fn cms_rdb_encoding() -> i32 {
 
 pub fn set_cms_rdb_encoding(v: i32) {
     CMS_RDB_ENCODING.store(v, Ordering::Relaxed)
+}
+
+/// `bf.max-key-memory` in bytes, 0 = no limit (core/src/limit.rs).
+static MAX_KEY_MEMORY: AtomicU64 = AtomicU64::new(0);
+
+pub fn max_key_memory() -> u64 {
+    MAX_KEY_MEMORY.load(Ordering::Relaxed)
+}
+
+pub fn set_max_key_memory(bytes: u64) {
+    MAX_KEY_MEMORY.store(bytes, Ordering::Relaxed)
 }
 
 /// Whether CMS values are written as RedisBloom before 8.12 reads them:

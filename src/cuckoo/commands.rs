@@ -7,6 +7,7 @@ use rsbloom_core::cuckoo::args::{
     CfReserve,
 };
 use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome};
+use rsbloom_core::limit::{self, OVER_LIMIT};
 use rsbloom_core::prefetch::pipelined;
 
 use crate::config;
@@ -30,14 +31,18 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let params = parse_cf_reserve(args, &config::get())?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
     key.get::<CuckooFilter>().vacant(ITEM_EXISTS)?;
-    key.set(Box::new(create(params)?));
+    key.set(Box::new(create(params, config::key_limit(ctx))?));
     ctx.reply_ok();
     ctx.propagate();
     Ok(())
 }
 
-/// A new filter for CF.RESERVE or auto-creation (docs/cuckoo.md §12.1 step 6, §12.3 step 1).
-fn create(p: CfReserve) -> Result<CuckooFilter, ReplyError> {
+/// A new filter for CF.RESERVE or auto-creation (docs/cuckoo.md §12.1 step 6, §12.3 step 1),
+/// unless it would be above `limit` (checked before allocating).
+fn create(p: CfReserve, limit: Option<u64>) -> Result<CuckooFilter, ReplyError> {
+    if let Some(size) = CuckooFilter::new_size(p.capacity, p.bucket_size) {
+        limit::check(limit, size).map_err(ReplyError::Text)?;
+    }
     CuckooFilter::new(p.capacity, p.bucket_size, p.max_iterations, p.expansion).map_err(|e| {
         ReplyError::Text(match e {
             CreateError::Invalid => "ERR Could not create filter",
@@ -78,6 +83,8 @@ enum ItemReply {
     Failed,
     /// Single-item commands: the error ends the command (not replicated).
     Error(&'static str),
+    /// Multi-item commands: an error element, the command goes on.
+    Refused(&'static str),
 }
 
 fn item_reply(kind: InsertKind, outcome: InsertOutcome) -> ItemReply {
@@ -92,24 +99,39 @@ fn item_reply(kind: InsertKind, outcome: InsertOutcome) -> ItemReply {
         (Insert, NoSpace | AllocFailed) => ItemReply::Failed,
         (Add | AddNx, NoSpace) => ItemReply::Error("Filter is full"),
         (Add | AddNx, AllocFailed) => ItemReply::Error("ERR Insufficient memory"),
+        (Add | AddNx, OverLimit) => ItemReply::Error(OVER_LIMIT),
+        (Insert | InsertNx, OverLimit) => ItemReply::Refused(OVER_LIMIT),
     }
 }
 
-/// The insert routine shared by the four commands. `create_params` holds
-/// the parameters for a missing key (None = NOCREATE); `max_expansions` is
-/// cf-max-expansions at the time of the call.
+/// Whether an item failed for a reason a replica or an AOF replay would
+/// not meet (they obey no limit, and may have the memory): it must not be
+/// replicated.
+fn not_replayable(outcome: InsertOutcome) -> bool {
+    matches!(
+        outcome,
+        InsertOutcome::AllocFailed | InsertOutcome::OverLimit
+    )
+}
+
+/// The insert routine shared by the four commands (`args[items_at..]` are
+/// the items). `create_params` holds the parameters for a missing key
+/// (None = NOCREATE); `max_expansions` is cf-max-expansions at the time of
+/// the call.
 fn insert_items(
     ctx: &Ctx,
     kind: InsertKind,
-    key_name: &RStr,
-    items: &[RStr],
+    args: &[RStr],
+    items_at: usize,
     create_params: Option<CfReserve>,
     max_expansions: i64,
 ) -> CmdResult {
-    let mut key = ctx.open_key(key_name, true);
+    let items = args.get(items_at..).unwrap_or_default();
+    let limit = config::key_limit(ctx);
+    let mut key = ctx.open_key(arg(args, 1)?, true);
     let value = key.get_or_create(|| {
         let params = create_params.ok_or(NOT_FOUND)?;
-        create(params).map(Box::new)
+        create(params, limit).map(Box::new)
     })?;
     let Value::Found(cf) = value else {
         return Err(ReplyError::WrongType);
@@ -123,34 +145,49 @@ fn insert_items(
         ctx.reply_array(items.len());
     }
     let mut failure = None;
+    let mut seen = 0;
+    let mut dropped = Vec::new();
     pipelined(
         cf,
         items,
         |_, item| hash_item(item.as_ref()),
         |cf, h| cf.prefetch(h, false),
         |cf, h| {
-            let outcome = if kind.unique() {
-                cf.insert_unique(h)
-            } else {
-                cf.insert(h)
-            };
+            let outcome = cf.insert_within(h, kind.unique(), limit);
+            if not_replayable(outcome) {
+                dropped.push(seen);
+            }
+            seen += 1;
             match item_reply(kind, outcome) {
                 ItemReply::Bool(b) => ctx.reply_bool(b),
                 ItemReply::Int(i) => ctx.reply_int(i),
                 ItemReply::Failed if resp3 => ctx.reply_bool(false),
                 ItemReply::Failed => ctx.reply_int(-1),
+                ItemReply::Refused(text) => ctx.reply_error(text),
                 ItemReply::Error(text) => failure = Some(text),
             }
             failure.is_none()
         },
     );
-    match failure {
-        Some(text) => Err(ReplyError::Text(text)),
-        None => {
-            ctx.propagate();
-            Ok(())
-        }
+    if let Some(text) = failure {
+        return Err(ReplyError::Text(text));
     }
+    if dropped.is_empty() {
+        ctx.propagate();
+        return Ok(());
+    }
+    // Replicate the items whose outcome a replica reproduces (the failed
+    // ones changed nothing); a filter just created always takes its first
+    // item, so some remain whenever the creation must be replicated.
+    let kept: Vec<&RStr> = (0..seen)
+        .filter(|i| !dropped.contains(i))
+        .filter_map(|i| items.get(i))
+        .collect();
+    if !kept.is_empty() {
+        let head = args.get(..items_at).unwrap_or_default();
+        ctx.propagate_as(&head.iter().chain(kept).collect::<Vec<_>>());
+    }
+    Ok(())
 }
 
 fn add_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
@@ -159,15 +196,7 @@ fn add_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
         let cfg = config::get();
         (cf_autocreate(&cfg), cfg.cf_max_expansions)
     };
-    let items = args.get(2..).unwrap_or_default();
-    insert_items(
-        ctx,
-        kind,
-        arg(args, 1)?,
-        items,
-        Some(params),
-        max_expansions,
-    )
+    insert_items(ctx, kind, args, 2, Some(params), max_expansions)
 }
 
 fn insert_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
@@ -176,13 +205,12 @@ fn insert_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
         let opts = parse_cf_insert(args, &cfg)?;
         (opts, opts.reserve(&cfg), cfg.cf_max_expansions)
     };
-    let items = args.get(opts.items_at..).unwrap_or_default();
     let create_params = (!opts.nocreate).then_some(params);
     insert_items(
         ctx,
         kind,
-        arg(args, 1)?,
-        items,
+        args,
+        opts.items_at,
         create_params,
         max_expansions,
     )
@@ -366,6 +394,9 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
                 HeaderError::CannotCreate => "Couldn't create filter!",
             })
         })?;
+        // The header's storage is lazily zeroed: refused, it is released
+        // before a page of it is touched.
+        config::check_key_size(ctx, cf.size_bytes())?;
         key.set(Box::new(cf));
     } else {
         key.get::<CuckooFilter>()
@@ -388,14 +419,15 @@ mod tests {
         InsertKind::Insert,
         InsertKind::InsertNx,
     ];
-    const OUTCOMES: [InsertOutcome; 4] = [
+    const OUTCOMES: [InsertOutcome; 5] = [
         InsertOutcome::Inserted,
         InsertOutcome::Exists,
         InsertOutcome::NoSpace,
         InsertOutcome::AllocFailed,
+        InsertOutcome::OverLimit,
     ];
 
-    /// An error element would leave a multi-item reply array short.
+    /// An error ending the command would leave a multi-item reply array short.
     #[test]
     fn multi_commands_never_end_in_an_error() {
         for kind in KINDS.into_iter().filter(|k| k.multi()) {
@@ -433,6 +465,9 @@ mod tests {
             ),
             (Insert, AllocFailed, ItemReply::Failed),
             (InsertNx, AllocFailed, ItemReply::Int(-1)),
+            (Add, OverLimit, ItemReply::Error(OVER_LIMIT)),
+            (Insert, OverLimit, ItemReply::Refused(OVER_LIMIT)),
+            (InsertNx, OverLimit, ItemReply::Refused(OVER_LIMIT)),
         ];
         for (kind, outcome, expected) in table {
             assert_eq!(item_reply(kind, outcome), expected, "{outcome:?}");

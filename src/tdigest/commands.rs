@@ -9,12 +9,12 @@
 //! write replicates what it did change. A replica answering its own clients
 //! never changes a digest: it answers from a compressed copy.
 
+use rsbloom_core::args::ArgError;
 use rsbloom_core::tdigest::args::{
     create_arity, exact_arity, min_arity, parse_add, parse_cdf, parse_create, parse_merge,
     parse_quantiles, parse_rank_values, parse_ranks, parse_trimmed_mean, ALLOC_FAILED,
     DEST_ALLOC_FAILED, KEY_EXISTS, KEY_MISSING, OVERFLOW,
 };
-use rsbloom_core::args::ArgError;
 use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest};
 
 use super::forks::{self, replicate_compressions};
@@ -28,6 +28,9 @@ pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let mut key = ctx.open_key(arg(args, 1)?, true);
     key.get::<TDigest>().vacant(ReplyError::Text(KEY_EXISTS))?;
     let compression = parse_create(args)?;
+    if let Some(size) = TDigest::new_size(compression as f64) {
+        crate::config::check_key_size(ctx, size)?;
+    }
     let td = TDigest::new(compression as f64).map_err(|_| ReplyError::Text(ALLOC_FAILED))?;
     key.set(Box::new(td));
     ctx.reply_ok();
@@ -126,6 +129,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             td,
             compressions: 0,
         });
+    }
+    if let Some(size) = TDigest::new_size(compression as f64) {
+        crate::config::check_key_size(ctx, size)?;
     }
     let mut merged =
         TDigest::new(compression as f64).map_err(|_| ReplyError::Text(DEST_ALLOC_FAILED))?;

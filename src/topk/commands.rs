@@ -2,11 +2,11 @@
 //! the core, the reply, and replication as §1.2 prescribes. Parsing and the
 //! algorithm live in `rsbloom-core`.
 
+use rsbloom_core::prefetch::pipelined;
 use rsbloom_core::topk::args::{
     check_incrby_arity, check_reserve_arity, parse_increment, parse_topk_list, parse_topk_reserve,
     INCREMENT_ERROR,
 };
-use rsbloom_core::prefetch::pipelined;
 use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK};
 
 use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
@@ -56,6 +56,9 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::Text(KEY_EXISTS));
     }
     let p = parse_topk_reserve(args)?;
+    if let Some(size) = TopK::new_size(p.k, p.width, p.depth) {
+        crate::config::check_key_size(ctx, size)?;
+    }
     let t = TopK::new(p.k, p.width, p.depth, p.decay).map_err(|_| ReplyError::Text(NO_MEMORY))?;
     key.set(Box::new(t));
     ctx.reply_ok();

@@ -31,10 +31,12 @@ fn defaults() -> Defaults {
     }
 }
 
-/// The memory limit when the command is checked against it: not when it
-/// comes from the master or the AOF, which must be obeyed.
+/// The memory limit the command is checked against: the tighter of
+/// `bf.bloom-memory-usage-limit` and `bf.max-key-memory`, the same mechanism
+/// as every family's (none for what the master or the AOF replays).
 fn limit(ctx: &Ctx) -> Option<u64> {
-    (!ctx.must_obey()).then(memory_limit)
+    let own = rsbloom_core::limit::tighter(Some(memory_limit()), config::key_limit(ctx));
+    config::checked(ctx, own)
 }
 
 /// The seed of a new object: the one given, else a random one or the fixed

@@ -103,6 +103,12 @@ impl Apbf {
     /// An empty filter for `window` at false-positive rate `error`,
     /// remembering `capacity` items (per window in time mode).
     pub fn new(window: Window, error: f64, capacity: u64) -> Result<Self, CreateError> {
+        let h = Self::plan(window, error, capacity)?;
+        Self::zeroed(h).map_err(|_| CreateError::OutOfMemory)
+    }
+
+    /// The header of the filter [`Apbf::new`] would create.
+    pub fn plan(window: Window, error: f64, capacity: u64) -> Result<Header, CreateError> {
         let (k, l) = choose(error).ok_or(CreateError::ErrorRate)?;
         let span_ms = match window {
             Window::Count => 0,
@@ -126,7 +132,7 @@ impl Apbf {
         if !h.is_valid() {
             return Err(CreateError::Invalid);
         }
-        Self::zeroed(h).map_err(|_| CreateError::OutOfMemory)
+        Ok(h)
     }
 
     /// A filter with header `h` (valid) and all slices empty.
@@ -160,10 +166,16 @@ impl Apbf {
 
     /// MEMORY USAGE: the record, the slice table and the slices.
     pub fn size_bytes(&self) -> u64 {
-        let n = self.h.slices();
+        Self::size_for(&self.h)
+    }
+
+    /// MEMORY USAGE of a filter with header `h`, computed without
+    /// allocating it (APBF.RESERVE and LOADCHUNK check it first).
+    pub fn size_for(h: &Header) -> u64 {
+        let n = h.slices();
         RECORD_BYTES
             .saturating_add(n.saturating_mul(SLICE_REF_BYTES))
-            .saturating_add(n.saturating_mul(self.h.slice_bytes()))
+            .saturating_add(n.saturating_mul(h.slice_bytes()))
     }
 
     fn slice_count(&self) -> u64 {

@@ -87,6 +87,10 @@ pub const LN2SQC: f64 = 0.480453013918201;
 /// Each new link gets the previous link's error times this.
 const ERROR_TIGHTENING: f64 = 0.5;
 
+/// BF.INFO Size's C record sizes of a 64-bit build (docs/bloom.md §7).
+const CHAIN_RECORD: u64 = 32;
+const LINK_RECORD: u64 = 64;
+
 /// Seeds of the first hash of the pair (docs/bloom.md §2).
 const SEED64: u64 = 0xc6a4a7935bd1e995;
 const SEED32: u32 = 0x9747b28c;
@@ -118,6 +122,9 @@ pub enum AddOutcome {
     Full,
     /// A new link could not be created; chain unchanged ("error", -1).
     Error,
+    /// A new link would take the chain above the key memory limit; chain
+    /// unchanged.
+    OverLimit,
 }
 
 /// A dump header or RDB value was rejected.
@@ -152,14 +159,7 @@ impl Chain {
         growth: u32,
         nonscaling: bool,
     ) -> Result<Chain, CreateError> {
-        if capacity == 0 || !(error_rate > 0.0 && error_rate < 1.0) {
-            return Err(CreateError::Invalid);
-        }
-        let (options, first_error) = if nonscaling {
-            (FORCE64 | NOROUND | NO_SCALING, error_rate)
-        } else {
-            (FORCE64 | NOROUND, error_rate * ERROR_TIGHTENING)
-        };
+        let (options, first_error) = Self::first_link(capacity, error_rate, nonscaling)?;
         let link = Link::create(capacity, first_error, options)?;
         let mut links = Vec::new();
         links
@@ -167,6 +167,30 @@ impl Chain {
             .map_err(|_| CreateError::OutOfMemory)?;
         links.push(link);
         Ok(Chain::from_parts(0, options, growth, links))
+    }
+
+    /// BF.INFO Size of the chain [`Chain::new`] would create, computed
+    /// without allocating it.
+    pub fn new_size(capacity: u64, error_rate: f64, nonscaling: bool) -> Result<u64, CreateError> {
+        let (options, first_error) = Self::first_link(capacity, error_rate, nonscaling)?;
+        let bytes = size_link(capacity, first_error, options)?.bytes;
+        Ok((CHAIN_RECORD + LINK_RECORD).saturating_add(bytes))
+    }
+
+    /// The options and error rate of a new chain's first link.
+    fn first_link(
+        capacity: u64,
+        error_rate: f64,
+        nonscaling: bool,
+    ) -> Result<(u32, f64), CreateError> {
+        if capacity == 0 || !(error_rate > 0.0 && error_rate < 1.0) {
+            return Err(CreateError::Invalid);
+        }
+        Ok(if nonscaling {
+            (FORCE64 | NOROUND | NO_SCALING, error_rate)
+        } else {
+            (FORCE64 | NOROUND, error_rate * ERROR_TIGHTENING)
+        })
     }
 
     /// Assembles a loaded chain; callers have validated every part.
@@ -196,16 +220,17 @@ impl Chain {
         }
     }
 
-    /// Adds `item` (docs/bloom.md §6).
+    /// Adds `item` (docs/bloom.md §6), without a memory limit.
     pub fn add(&mut self, item: &[u8]) -> AddOutcome {
         let h = self.hash(item);
-        self.add_hashed(h)
+        self.add_hashed(h, None)
     }
 
     /// Adds an item by its precomputed pair (docs/bloom.md §6). Present means present in
     /// any link; the newest, when it has room, is checked and written in one
-    /// pass.
-    pub fn add_hashed(&mut self, h: HashPair) -> AddOutcome {
+    /// pass. A scale-out that would take the chain above `limit` bytes
+    /// (crate::limit) is refused.
+    pub fn add_hashed(&mut self, h: HashPair, limit: Option<u64>) -> AddOutcome {
         let Some((newest, older)) = self.links.split_last_mut() else {
             return AddOutcome::Error;
         };
@@ -219,8 +244,8 @@ impl Chain {
             if self.options & NO_SCALING != 0 {
                 return AddOutcome::Full;
             }
-            if self.grow().is_err() {
-                return AddOutcome::Error;
+            if let Err(refused) = self.grow(limit) {
+                return refused;
             }
         }
         let Some(target) = self.links.last_mut() else {
@@ -241,12 +266,24 @@ impl Chain {
     }
 
     /// Appends a link of `entries * growth` capacity and half the error of the
-    /// newest one; on failure the chain is unchanged.
-    fn grow(&mut self) -> Result<(), CreateError> {
-        let cur = self.links.last().ok_or(CreateError::Invalid)?;
+    /// newest one, unless that would go above `limit`; on failure the chain
+    /// is unchanged.
+    fn grow(&mut self, limit: Option<u64>) -> Result<(), AddOutcome> {
+        let cur = self.links.last().ok_or(AddOutcome::Error)?;
         let entries = cur.entries().wrapping_mul(u64::from(self.growth));
-        let link = Link::create(entries, cur.error() * ERROR_TIGHTENING, self.options)?;
-        crate::alloc::try_push_exact(&mut self.links, link).map_err(|_| CreateError::OutOfMemory)
+        let error = cur.error() * ERROR_TIGHTENING;
+        let bytes = size_link(entries, error, self.options)
+            .map_err(|_| AddOutcome::Error)?
+            .bytes;
+        let grown = self
+            .size_bytes()
+            .saturating_add(LINK_RECORD)
+            .saturating_add(bytes);
+        if crate::limit::exceeds(limit, grown) {
+            return Err(AddOutcome::OverLimit);
+        }
+        let link = Link::create(entries, error, self.options).map_err(|_| AddOutcome::Error)?;
+        crate::alloc::try_push_exact(&mut self.links, link).map_err(|_| AddOutcome::Error)
     }
 
     /// Whether `item` is (possibly falsely) present.
@@ -275,13 +312,14 @@ impl Chain {
         }
     }
 
-    /// Adds `items` in order, as repeated [`Chain::add`] would (each item sees
-    /// the bits of the ones before it), calling `each` with every outcome
-    /// until it returns `false`; the cache misses of a batch overlap (see
-    /// [`crate::prefetch::pipelined`]).
+    /// Adds `items` in order, as repeated [`Chain::add_hashed`] under
+    /// `limit` would (each item sees the bits of the ones before it),
+    /// calling `each` with every outcome until it returns `false`; the cache
+    /// misses of a batch overlap (see [`crate::prefetch::pipelined`]).
     pub fn add_batch<I: AsRef<[u8]>>(
         &mut self,
         items: &[I],
+        limit: Option<u64>,
         mut each: impl FnMut(AddOutcome) -> bool,
     ) {
         crate::prefetch::pipelined(
@@ -289,7 +327,7 @@ impl Chain {
             items,
             |c, item| c.hash(item.as_ref()),
             |c, h| c.prefetch(h, true),
-            |c, h| each(c.add_hashed(h)),
+            |c, h| each(c.add_hashed(h, limit)),
         );
     }
 
@@ -349,8 +387,6 @@ impl Chain {
 
     /// BF.INFO Size (docs/bloom.md §7): C record sizes of a 64-bit build plus bit arrays.
     pub fn size_bytes(&self) -> u64 {
-        const CHAIN_RECORD: u64 = 32;
-        const LINK_RECORD: u64 = 64;
         self.links.iter().fold(CHAIN_RECORD, |acc, l| {
             acc.wrapping_add(LINK_RECORD).wrapping_add(l.bytes())
         })

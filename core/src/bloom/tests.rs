@@ -354,7 +354,7 @@ fn scandump_16_mib_boundary() {
 #[test]
 fn load_chunk_errors() {
     let mut c = Chain::new(4, 0.1, 2, false).unwrap(); // one 8-byte link
-    c.grow().unwrap(); // and a second one: 16 bytes of data space
+    c.grow(None).unwrap(); // and a second one: 16 bytes of data space
     assert_eq!(c.load_chunk(0, b""), Err(ChunkError::BadData));
     assert_eq!(c.load_chunk(-1, b"x"), Err(ChunkError::BadData));
     assert_eq!(c.load_chunk(3, b"abcde"), Err(ChunkError::BadData));
@@ -724,7 +724,7 @@ proptest! {
         let mut batched = Chain::new(capacity, error, growth, false).unwrap();
         let mut single = Chain::new(capacity, error, growth, false).unwrap();
         let mut outcomes = Vec::new();
-        batched.add_batch(&added, |o| { outcomes.push(o); true });
+        batched.add_batch(&added, None, |o| { outcomes.push(o); true });
         let one_by_one: Vec<AddOutcome> = added.iter().map(|i| single.add(i)).collect();
         prop_assert_eq!(outcomes, one_by_one);
         prop_assert_eq!(&batched, &single);
@@ -734,4 +734,39 @@ proptest! {
         let expected: Vec<bool> = queries.iter().map(|q| single.contains(q)).collect();
         prop_assert_eq!(answers, expected);
     }
+}
+
+#[test]
+fn new_size_is_the_size_of_the_new_chain() {
+    for (cap, err, nonscaling) in [(100, 0.01, false), (1000, 0.001, true), (7, 0.25, false)] {
+        let c = Chain::new(cap, err, 2, nonscaling).unwrap();
+        assert_eq!(Chain::new_size(cap, err, nonscaling), Ok(c.size_bytes()));
+    }
+    assert_eq!(Chain::new_size(0, 0.01, false), Err(CreateError::Invalid));
+}
+
+#[test]
+fn a_scale_out_above_the_limit_is_refused_and_changes_nothing() {
+    let mut c = Chain::new(10, 0.01, 2, false).unwrap();
+    let items: Vec<Vec<u8>> = (0..200u32).map(|i| i.to_le_bytes().to_vec()).collect();
+    let cap = c.size_bytes() + 64;
+    let limit = Some(cap);
+    let mut outcomes = Vec::new();
+    c.add_batch(&items, limit, |o| {
+        outcomes.push(o);
+        true
+    });
+    assert_eq!(c.num_links(), 1);
+    assert!(c.size_bytes() <= cap);
+    let refused = outcomes
+        .iter()
+        .filter(|o| **o == AddOutcome::OverLimit)
+        .count();
+    let added = outcomes.iter().filter(|o| **o == AddOutcome::Added).count();
+    assert!(refused > 0);
+    assert_eq!(c.items(), added as u64);
+    // The same items without a limit scale out.
+    let mut free = Chain::new(10, 0.01, 2, false).unwrap();
+    free.add_batch(&items, None, |_| true);
+    assert!(free.num_links() > 1);
 }

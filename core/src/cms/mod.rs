@@ -116,6 +116,13 @@ impl CountMinSketch {
         })
     }
 
+    /// MEMORY USAGE of the sketch [`CountMinSketch::new`] would create,
+    /// computed without allocating it; `None` when `new` refuses the shape.
+    pub fn new_size(width: u64, depth: u64, cell_size: CellSize) -> Option<u64> {
+        check_dims(width, depth).ok()?;
+        Some(RECORD_BYTES.saturating_add(byte_len(width, depth, cell_size)?))
+    }
+
     pub fn width(&self) -> u64 {
         self.width
     }

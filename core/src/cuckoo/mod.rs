@@ -178,7 +178,13 @@ pub enum InsertOutcome {
     NoSpace,
     /// Growth failed (65535 sub-filters, bucket bound, or allocation).
     AllocFailed,
+    /// Growth would take the filter above the key memory limit.
+    OverLimit,
 }
+
+/// CF.INFO Size's record sizes (docs/cuckoo.md §11).
+const FILTER_RECORD: u64 = 40;
+const SUB_FILTER_RECORD: u64 = 16;
 
 /// A scalable cuckoo filter; field semantics as in docs/cuckoo.md §1.
 #[derive(Debug, PartialEq, Eq)]
@@ -230,6 +236,15 @@ impl CuckooFilter {
         Ok(cf)
     }
 
+    /// CF.INFO Size of the filter [`CuckooFilter::new`] would create with
+    /// these parameters, computed without allocating it; `None` when `new`
+    /// refuses them.
+    pub fn new_size(capacity: u64, bucket_size: u16) -> Option<u64> {
+        let bs = u64::from(bucket_size);
+        let buckets = capacity.checked_div(bs).and_then(next_pow2)?;
+        Some((FILTER_RECORD + SUB_FILTER_RECORD).saturating_add(buckets.saturating_mul(bs)))
+    }
+
     /// A filter without sub-filters; parameters must already be validated.
     fn empty(num_buckets: u64, bucket_size: u16, max_iterations: u16, expansion: u16) -> Self {
         CuckooFilter {
@@ -250,8 +265,29 @@ impl CuckooFilter {
         try_push_exact(&mut self.filters, next)
     }
 
+    /// [`CuckooFilter::grow`] unless it would take the filter above `limit`.
+    fn grow_within(&mut self, limit: Option<u64>) -> Result<(), InsertOutcome> {
+        let (_, bytes) = self
+            .sub_filter_shape(self.filters.len())
+            .map_err(|_| InsertOutcome::AllocFailed)?;
+        let grown = self
+            .size_bytes()
+            .saturating_add(SUB_FILTER_RECORD)
+            .saturating_add(bytes);
+        if crate::limit::exceeds(limit, grown) {
+            return Err(InsertOutcome::OverLimit);
+        }
+        self.grow().map_err(|_| InsertOutcome::AllocFailed)
+    }
+
     /// Sub-filter number `i`, zeroed; fails as growth does (docs/cuckoo.md §3).
     fn new_sub_filter(&self, i: usize) -> Result<SubFilter, AllocError> {
+        let (n, bytes) = self.sub_filter_shape(i)?;
+        SubFilter::new(n, self.bucket_size, try_zeroed(bytes)?).ok_or(AllocError)
+    }
+
+    /// Buckets and bytes of sub-filter number `i` (docs/cuckoo.md §3).
+    fn sub_filter_shape(&self, i: usize) -> Result<(u64, u64), AllocError> {
         let i = u16::try_from(i).map_err(|_| AllocError)?;
         if i == u16::MAX {
             return Err(AllocError);
@@ -260,7 +296,7 @@ impl CuckooFilter {
         let bytes = n
             .checked_mul(u64::from(self.bucket_size))
             .ok_or(AllocError)?;
-        SubFilter::new(n, self.bucket_size, try_zeroed(bytes)?).ok_or(AllocError)
+        Ok((n, bytes))
     }
 
     /// Bucket size as an index type. It is ≥ 1 by construction; `max(1)`
@@ -269,8 +305,28 @@ impl CuckooFilter {
         usize::from(self.bucket_size).max(1)
     }
 
-    /// Multiset insert (docs/cuckoo.md §5).
+    /// Multiset insert (docs/cuckoo.md §5), without a memory limit.
     pub fn insert(&mut self, h: CuckooHash) -> InsertOutcome {
+        self.insert_within(h, false, None)
+    }
+
+    /// Insert unless the fingerprint is already present (docs/cuckoo.md §7),
+    /// without a memory limit.
+    pub fn insert_unique(&mut self, h: CuckooHash) -> InsertOutcome {
+        self.insert_within(h, true, None)
+    }
+
+    /// Insert (`unique`: unless present), refusing a growth that would take
+    /// the filter above `limit` bytes (crate::limit).
+    pub fn insert_within(
+        &mut self,
+        h: CuckooHash,
+        unique: bool,
+        limit: Option<u64>,
+    ) -> InsertOutcome {
+        if unique && self.contains(h) {
+            return InsertOutcome::Exists;
+        }
         loop {
             if self.first_fit(h) || self.kick_out(h) {
                 self.num_items = self.num_items.wrapping_add(1);
@@ -280,18 +336,9 @@ impl CuckooFilter {
                 return InsertOutcome::NoSpace;
             }
             // Bounded: growth fails at the latest at 65535 sub-filters.
-            if self.grow().is_err() {
-                return InsertOutcome::AllocFailed;
+            if let Err(refused) = self.grow_within(limit) {
+                return refused;
             }
-        }
-    }
-
-    /// Insert unless the fingerprint is already present (docs/cuckoo.md §7).
-    pub fn insert_unique(&mut self, h: CuckooHash) -> InsertOutcome {
-        if self.contains(h) {
-            InsertOutcome::Exists
-        } else {
-            self.insert(h)
         }
     }
 
@@ -438,7 +485,7 @@ impl CuckooFilter {
             .filters
             .iter()
             .fold(0u64, |acc, f| acc.saturating_add(f.slots().len() as u64));
-        (40 + 16 * u64::from(self.num_filters())).saturating_add(slots)
+        (FILTER_RECORD + SUB_FILTER_RECORD * u64::from(self.num_filters())).saturating_add(slots)
     }
 
     /// CF.DEBUG reply (docs/cuckoo.md §11).

@@ -567,7 +567,7 @@ proptest! {
                         Inserted => { items += 1; copies[i] += 1; }
                         Exists => prop_assert!(nx && present),
                         NoSpace => prop_assert_eq!(x, 0),
-                        AllocFailed => prop_assert!(false, "growth failed"),
+                        AllocFailed | OverLimit => prop_assert!(false, "growth failed"),
                     }
                 }
                 Op::Delete(i) => {
@@ -608,4 +608,35 @@ fn slot_offsets_use_64_bits() {
     assert_eq!(cf.filters[0].slots()[4874832503], 208);
     assert!(cf.contains(t2) && cf.delete(t2));
     assert_eq!(cf.filters[0].slots()[4874832503], 0);
+}
+
+#[test]
+fn new_size_is_the_size_of_the_new_filter() {
+    for (cap, bs) in [(1024, 2), (1000, 4), (7, 1), (100_000, 255)] {
+        let cf = CuckooFilter::new(cap, bs, 20, 1).unwrap();
+        assert_eq!(CuckooFilter::new_size(cap, bs), Some(cf.size_bytes()));
+    }
+    assert_eq!(CuckooFilter::new_size(10, 0), None);
+}
+
+#[test]
+fn a_growth_above_the_limit_is_refused_and_changes_nothing() {
+    let mut cf = CuckooFilter::new(64, 2, 20, 1).unwrap();
+    let limit = Some(cf.size_bytes() + 16);
+    let mut outcomes = Vec::new();
+    for i in 0..500u32 {
+        outcomes.push(cf.insert_within(hash_item(&i.to_le_bytes()), false, limit));
+    }
+    assert_eq!(cf.num_filters(), 1);
+    let inserted = outcomes
+        .iter()
+        .filter(|o| **o == InsertOutcome::Inserted)
+        .count();
+    assert_eq!(cf.num_items(), inserted as u64);
+    assert!(outcomes.contains(&InsertOutcome::OverLimit));
+    let mut free = CuckooFilter::new(64, 2, 20, 1).unwrap();
+    for i in 0..500u32 {
+        free.insert(hash_item(&i.to_le_bytes()));
+    }
+    assert!(free.num_filters() > 1);
 }

@@ -172,6 +172,13 @@ impl TDigest {
         })
     }
 
+    /// MEMORY USAGE of the digest [`TDigest::new`] would create, computed
+    /// without allocating it; `None` when `new` refuses the compression.
+    pub fn new_size(compression: f64) -> Option<u64> {
+        let cap = u64::try_from(capacity_for(compression)?).ok()?;
+        Some(RECORD_BYTES.saturating_add(16u64.saturating_mul(cap)))
+    }
+
     /// A deep copy (COPY, and reads served by a replica); fails cleanly.
     pub fn try_clone(&self) -> Result<TDigest, AllocError> {
         let copy = TDigest {

@@ -128,6 +128,12 @@ impl TopK {
         Ok(Self::from_parts(k, width, depth, decay, buckets, heap, 0))
     }
 
+    /// MEMORY USAGE of the sketch [`TopK::new`] would create, computed
+    /// without allocating it.
+    pub fn new_size(k: u32, width: u32, depth: u32) -> Option<u64> {
+        Some(usage(bucket_bytes(width, depth)?, k))
+    }
+
     fn from_parts(
         k: u32,
         width: u32,
@@ -318,9 +324,7 @@ impl TopK {
     /// MEMORY USAGE (docs/topk.md §3.8): RedisBloom's formula, 2088 bytes of
     /// record, the buckets and 24 bytes per heap record (items not counted).
     pub fn memory_usage(&self) -> u64 {
-        2088u64
-            .saturating_add(self.buckets.len() as u64)
-            .saturating_add(24 * u64::from(self.k))
+        usage(self.buckets.len() as u64, self.k)
     }
 
     pub fn k(&self) -> u32 {
@@ -380,6 +384,14 @@ fn bucket_index(width: u32, magic: u64, row: u32, h: u32) -> usize {
 /// A bucket word's (fingerprint, count).
 fn split(word: u64) -> (u32, u32) {
     (word as u32, (word >> 32) as u32)
+}
+
+/// MEMORY USAGE of a sketch of `buckets` bytes of buckets and `k` heap
+/// records (docs/topk.md §3.8).
+fn usage(buckets: u64, k: u32) -> u64 {
+    2088u64
+        .saturating_add(buckets)
+        .saturating_add(24 * u64::from(k))
 }
 
 /// Size of the bucket array, if representable.

@@ -96,7 +96,7 @@ impl Object {
         }
         let list_cap = parts.len() as u64;
         let size = object_size(list_cap, parts.iter().map(|p| p.header.bytes));
-        if limit.is_some_and(|l| size > l) {
+        if crate::limit::exceeds(limit, size) {
             return Err(VbError::MemoryLimit.message());
         }
         let sound = |p: &Part| {

@@ -127,7 +127,7 @@ impl Object {
             return Err(VbError::FpDegrades);
         }
         let bytes = sizing::bytes_for(c.capacity, c.fp_rate);
-        if limit.is_some_and(|l| sizing::object_size(1, std::iter::once(bytes)) > l) {
+        if crate::limit::exceeds(limit, sizing::object_size(1, std::iter::once(bytes))) {
             return Err(VbError::MemoryLimit);
         }
         let mut o = Object {
@@ -244,7 +244,7 @@ impl Object {
             .size()
             .saturating_add(FILTER)
             .saturating_add(sizing::bytes_for(cap, p));
-        if limit.is_some_and(|l| projected > l) {
+        if crate::limit::exceeds(limit, projected) {
             return Err(VbError::MemoryLimit);
         }
         let f = SubFilter::create(cap, p, &seed)?;

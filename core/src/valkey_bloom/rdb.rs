@@ -101,7 +101,7 @@ impl Object {
         let projected = object_size(self.list_cap, std::iter::empty())
             .saturating_add(l.planned)
             .saturating_add(this);
-        if l.limit.is_some_and(|limit| projected > limit) {
+        if crate::limit::exceeds(l.limit, projected) {
             return Err(LoadError::Invalid);
         }
         l.planned = l.planned.saturating_add(this);
