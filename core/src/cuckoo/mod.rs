@@ -273,7 +273,7 @@ impl CuckooFilter {
     pub fn insert(&mut self, h: CuckooHash) -> InsertOutcome {
         loop {
             if self.first_fit(h) || self.kick_out(h) {
-                self.num_items = self.num_items.wrapping_add(1);
+                self.num_items = self.num_items.saturating_add(1);
                 return InsertOutcome::Inserted;
             }
             if self.expansion == 0 {
@@ -370,9 +370,10 @@ impl CuckooFilter {
         if !self.filters.iter_mut().rev().any(|f| f.delete(h)) {
             return false;
         }
-        // Counters come from untrusted dumps too: wrap like the C fields do.
-        self.num_items = self.num_items.wrapping_sub(1);
-        self.num_deletes = self.num_deletes.wrapping_add(1);
+        // Loaders keep the item count at least the occupied slots, so it is
+        // ≥ 1 here; saturating keeps that true of any value (RedisBloom wraps).
+        self.num_items = self.num_items.saturating_sub(1);
+        self.num_deletes = self.num_deletes.saturating_add(1);
         if self.filters.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10 {
             self.compact(false);
         }
@@ -412,6 +413,17 @@ impl CuckooFilter {
 
     pub fn num_deletes(&self) -> u64 {
         self.num_deletes
+    }
+
+    /// Slots holding a fingerprint: a scan of every sub-filter.
+    pub fn occupied_slots(&self) -> u64 {
+        self.filters.iter().map(|f| occupied(f.slots())).sum()
+    }
+
+    /// The counters agree with the slots: every stored fingerprint was
+    /// counted in (docs/cuckoo.md §13). Inserts and deletes keep this true.
+    pub fn counts_agree(&self) -> bool {
+        self.occupied_slots() <= self.num_items
     }
 
     /// At most 65535 by construction.
@@ -454,6 +466,11 @@ impl CuckooFilter {
             self.expansion
         )
     }
+}
+
+/// Non-zero bytes of `slots` (a fingerprint is never 0).
+fn occupied(slots: &[u8]) -> u64 {
+    slots.iter().filter(|&&b| b != 0).count() as u64
 }
 
 /// Exchanges `cur` with slot `v` of bucket `j` (kick-out step).
