@@ -212,6 +212,11 @@ impl Chain {
         if older.iter().rev().any(|link| link.contains(h)) {
             return AddOutcome::Present;
         }
+        // The chain count is the sum of the links' (checked on load): one
+        // that cannot grow refuses the add before any bit is set.
+        if self.size == u64::MAX {
+            return AddOutcome::Error;
+        }
         if newest.size() >= newest.entries() {
             if newest.contains(h) {
                 return AddOutcome::Present;
@@ -235,8 +240,8 @@ impl Chain {
         if !added {
             return AddOutcome::Present;
         }
-        // Wraps like the C counters; a loaded size can be anything.
-        self.size = self.size.wrapping_add(1);
+        // Below u64::MAX (checked before the add).
+        self.size = self.size.saturating_add(1);
         AddOutcome::Added
     }
 
