@@ -166,7 +166,7 @@ fn cf_exercise(c: &mut CuckooFilter, items: &[&[u8]]) {
             };
             match out {
                 InsertOutcome::Inserted => {
-                    assert_eq!(c.num_items(), items_before.wrapping_add(1));
+                    assert_eq!(c.num_items(), items_before.saturating_add(1));
                     assert!(c.contains(h), "false negative right after insert");
                     assert!(c.count(h) >= 1);
                 }
@@ -191,6 +191,7 @@ fn cf_exercise(c: &mut CuckooFilter, items: &[&[u8]]) {
     assert!(c.num_filters() <= filters);
     assert_eq!(nonzero(&cf_data(c)), slots, "compaction lost fingerprints");
     check_cf(c);
+    assert!(c.counts_agree(), "fewer items than fingerprints");
 }
 
 /// Chunk outcome per docs/cuckoo.md §14 step 4 from the sub-filter sizes: the offset.
@@ -395,6 +396,10 @@ pub fn cuckoo_rdb(data: &[u8]) {
     };
     assert!(encver <= 4);
     check_cf(&c);
+    assert!(
+        c.counts_agree(),
+        "loaded with fewer items than fingerprints"
+    );
     assert!(c.bucket_size() <= max_bs);
     let mut saved: Vec<Primitive> = Vec::new();
     c.rdb_save(&mut saved);
@@ -415,6 +420,9 @@ pub fn cuckoo_rdb(data: &[u8]) {
     }
     assert!(r == c, "dump round trip of a loaded filter");
     cf_exercise(&mut c, &PROBE_ITEMS);
+    // Then items of the input itself: the counters still cover the slots.
+    let items: Vec<&[u8]> = rest.chunks(3).take(64).collect();
+    cf_exercise(&mut c, &items);
 }
 
 /// Random CF operations against a multiset model. For items whose

@@ -370,6 +370,16 @@ impl Chain {
         self.size
     }
 
+    /// The counters agree as every loader requires and every add keeps:
+    /// each link count within its capacity, the chain count their sum.
+    pub fn counts_agree(&self) -> bool {
+        let sum = self.links.iter().try_fold(0u64, |acc, l| {
+            acc.checked_add(l.size())
+                .filter(|_| l.size() <= l.entries())
+        });
+        sum == Some(self.size)
+    }
+
     /// The growth factor, or `None` for a non-scaling chain.
     pub fn expansion(&self) -> Option<u32> {
         (self.options & NO_SCALING == 0).then_some(self.growth)

@@ -58,18 +58,14 @@ impl Chain {
         links
             .try_reserve_exact(n as usize)
             .map_err(|_| LoadError::OutOfMemory)?;
-        let mut sizes = 0u64;
         for _ in 0..n {
-            let link = read_link(src, encver)?;
-            sizes = sizes
-                .checked_add(link.size())
-                .ok_or(LoadError::Invalid("link sizes overflow"))?;
-            links.push(link);
+            links.push(read_link(src, encver)?);
         }
-        if sizes != size {
+        let chain = Chain::from_parts(size, options, growth, links);
+        if !chain.counts_agree() {
             return Err(LoadError::Invalid("link sizes differ from chain size"));
         }
-        Ok(Chain::from_parts(size, options, growth, links))
+        Ok(chain)
     }
 }
 
