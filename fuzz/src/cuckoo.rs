@@ -191,7 +191,6 @@ fn cf_exercise(c: &mut CuckooFilter, items: &[&[u8]]) {
     assert!(c.num_filters() <= filters);
     assert_eq!(nonzero(&cf_data(c)), slots, "compaction lost fingerprints");
     check_cf(c);
-    assert!(c.counts_agree(), "fewer items than fingerprints");
 }
 
 /// Chunk outcome per docs/cuckoo.md §14 step 4 from the sub-filter sizes: the offset.
@@ -396,10 +395,6 @@ pub fn cuckoo_rdb(data: &[u8]) {
     };
     assert!(encver <= 4);
     check_cf(&c);
-    assert!(
-        c.counts_agree(),
-        "loaded with fewer items than fingerprints"
-    );
     assert!(c.bucket_size() <= max_bs);
     let mut saved: Vec<Primitive> = Vec::new();
     c.rdb_save(&mut saved);
@@ -420,7 +415,7 @@ pub fn cuckoo_rdb(data: &[u8]) {
     }
     assert!(r == c, "dump round trip of a loaded filter");
     cf_exercise(&mut c, &PROBE_ITEMS);
-    // Then items of the input itself: the counters still cover the slots.
+    // Then items of the input itself: no counter wraps.
     let items: Vec<&[u8]> = rest.chunks(3).take(64).collect();
     cf_exercise(&mut c, &items);
 }

@@ -146,7 +146,6 @@ mod tests {
     #[test]
     fn full_older_sub_filters_compact_quickly() {
         let mut header = [0u8; 38];
-        header[..8].copy_from_slice(&(2000u64 * 255).to_le_bytes()); // items
         header[8] = 1; // 1 bucket
         header[24..26].copy_from_slice(&2000u16.to_le_bytes()); // sub-filters
         header[32] = 255; // bucket size

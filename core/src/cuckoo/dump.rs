@@ -1,7 +1,7 @@
 //! CF.SCANDUMP / CF.LOADCHUNK format (docs/cuckoo.md §14) and the AOF chunk
 //! stream (§15).
 
-use super::{occupied, sub_filter_buckets, CuckooFilter, Header};
+use super::{sub_filter_buckets, CuckooFilter, Header};
 
 /// Length of the packed little-endian header.
 pub const HEADER_LEN: usize = 38;
@@ -118,57 +118,22 @@ impl CuckooFilter {
 
     /// `CF.LOADCHUNK key pos data` for pos ≠ 1: `pos` is the position after the
     /// chunk. The chunk must lie inside one sub-filter (no wrap, docs/differences.md §1 item 7).
-    ///
-    /// The header's item count must cover the fingerprints, as on RDB load;
-    /// counting them costs a scan of the filter, done once per stream: at
-    /// the chunk that ends the last sub-filter (a stream's final one). Other
-    /// chunks are only held to their own fingerprints (docs/cuckoo.md §14).
     pub fn load_chunk(&mut self, pos: i64, data: &[u8]) -> Result<(), ChunkError> {
         let len = data.len() as u64;
         let end = u64::try_from(pos).ok().and_then(|p| p.checked_sub(1));
-        let offset = end.filter(|&e| len != 0 && e >= len).ok_or(ChunkError)? - len;
-        let (i, range) = self.locate(offset, data.len()).ok_or(ChunkError)?;
-        let is_final = i + 1 == self.filters.len()
-            && self
-                .filters
-                .get(i)
-                .is_some_and(|f| range.end == f.slots().len());
-        let old = self
-            .filters
-            .get(i)
-            .and_then(|f| f.slots().get(range.clone()));
-        let (added, removed) = (occupied(data), occupied(old.ok_or(ChunkError)?));
-        let after = if is_final {
-            self.occupied_slots()
-                .saturating_sub(removed)
-                .saturating_add(added)
-        } else {
-            added
-        };
-        if after > self.num_items {
-            return Err(ChunkError);
-        }
-        let dst = self
-            .filters
-            .get_mut(i)
-            .and_then(|f| f.slots_mut().get_mut(range));
-        dst.ok_or(ChunkError)?.copy_from_slice(data);
-        Ok(())
-    }
-
-    /// The sub-filter and the slot range of `len` bytes at `offset` of the
-    /// data space (all sub-filters concatenated), inside one sub-filter.
-    fn locate(&self, mut offset: u64, len: usize) -> Option<(usize, std::ops::Range<usize>)> {
-        for (i, f) in self.filters.iter().enumerate() {
+        let mut offset = end.filter(|&e| len != 0 && e >= len).ok_or(ChunkError)? - len;
+        for f in self.filters.iter_mut() {
             let size = f.slots().len() as u64;
             if offset < size {
-                let start = usize::try_from(offset).ok()?;
-                let range = start..start.checked_add(len)?;
-                return (range.end <= f.slots().len()).then_some((i, range));
+                let start = usize::try_from(offset).map_err(|_| ChunkError)?;
+                let range = start..start.checked_add(data.len()).ok_or(ChunkError)?;
+                let dst = f.slots_mut().get_mut(range).ok_or(ChunkError)?;
+                dst.copy_from_slice(data);
+                return Ok(());
             }
             offset -= size;
         }
-        None
+        Err(ChunkError)
     }
 
     /// The data chunks of an AOF rewrite (docs/cuckoo.md §15): `(position after chunk, chunk)`

@@ -370,8 +370,8 @@ impl CuckooFilter {
         if !self.filters.iter_mut().rev().any(|f| f.delete(h)) {
             return false;
         }
-        // Loaders keep the item count at least the occupied slots, so it is
-        // ≥ 1 here; saturating keeps that true of any value (RedisBloom wraps).
+        // A loaded count can be below the fingerprints (LOADCHUNK data is not
+        // counted, docs/cuckoo.md §13): saturate where RedisBloom wraps.
         self.num_items = self.num_items.saturating_sub(1);
         self.num_deletes = self.num_deletes.saturating_add(1);
         if self.filters.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10 {
@@ -415,17 +415,6 @@ impl CuckooFilter {
         self.num_deletes
     }
 
-    /// Slots holding a fingerprint: a scan of every sub-filter.
-    pub fn occupied_slots(&self) -> u64 {
-        self.filters.iter().map(|f| occupied(f.slots())).sum()
-    }
-
-    /// The counters agree with the slots: every stored fingerprint was
-    /// counted in (docs/cuckoo.md §13). Inserts and deletes keep this true.
-    pub fn counts_agree(&self) -> bool {
-        self.occupied_slots() <= self.num_items
-    }
-
     /// At most 65535 by construction.
     pub fn num_filters(&self) -> u16 {
         u16::try_from(self.filters.len()).unwrap_or(u16::MAX)
@@ -466,11 +455,6 @@ impl CuckooFilter {
             self.expansion
         )
     }
-}
-
-/// Non-zero bytes of `slots` (a fingerprint is never 0).
-fn occupied(slots: &[u8]) -> u64 {
-    slots.iter().filter(|&&b| b != 0).count() as u64
 }
 
 /// Exchanges `cur` with slot `v` of bucket `j` (kick-out step).
