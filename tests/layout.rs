@@ -554,6 +554,7 @@ const FLOORS: &[Floors] = &[
                 "module_type.rs",
                 "dump/",
                 "rdb_file/",
+                "limit.rs",
             ],
             // Number parsing and argument helpers, shared by the parsers
             // and the configs.
