@@ -126,6 +126,7 @@ fn bloom_exercise(c: &mut Chain, items: &[&[u8]]) {
         }
     }
     check_chain(c);
+    assert!(c.counts_agree(), "counters disagree after adds");
 }
 
 /// docs/bloom.md §10 header validation, written from the spec (plus rsbloom's
@@ -346,6 +347,7 @@ pub fn bloom_rdb(data: &[u8]) {
     };
     assert!(encver <= 4, "version {encver} accepted");
     check_chain(&c);
+    assert!(c.counts_agree(), "loaded counters disagree");
     let mut saved: Vec<Primitive> = Vec::new();
     c.rdb_save(&mut saved);
     let again = Chain::rdb_load(&mut PrimitiveSource::new(&saved), 4).expect("reload of a save");
@@ -366,6 +368,9 @@ pub fn bloom_rdb(data: &[u8]) {
     }
     bloom_data(&c);
     bloom_exercise(&mut c, &PROBE_ITEMS);
+    // Then items of the input itself.
+    let items: Vec<&[u8]> = rest.chunks(3).take(64).collect();
+    bloom_exercise(&mut c, &items);
 }
 
 /// Random BF operations against a model: no false negatives, BF.CARD equals

@@ -111,11 +111,10 @@ pub fn tdigest_rdb(data: &[u8]) {
     // Merges and adds succeed, and what they add survives a reload, short
     // of 2^61 observations and unless RedisBloom's zero-weight unmerged
     // nodes (docs/tdigest.md §7.2 item 7) fill the capacity: never
-    // compressed, they leave no room and lose what is added (as in RedisBloom),
-    // and unless merged centroids fill every slot (a genuine compression-1
-    // digest can: §7.2 item 2), which leaves an add no room either.
-    let roomy =
-        td.size() <= 1 << 61 && td.unmerged_nodes() <= 1 && td.merged_nodes() < td.capacity();
+    // compressed, they leave no room and lose what is added (as in RedisBloom).
+    // Merged centroids filling every slot (a genuine compression-1 digest
+    // can: §7.2 item 2) make room by merging two (§4.3 step 2).
+    let roomy = td.size() <= 1 << 61 && td.unmerged_nodes() <= 1;
     if let Ok(mut m) = TDigest::new(td.compression().trunc().max(1.0)) {
         let (_, merged) = m.merge_from(&mut td);
         assert!(merged.is_ok() || !roomy, "merge of a loaded digest failed");

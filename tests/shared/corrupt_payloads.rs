@@ -1526,3 +1526,105 @@ fn corrupt_tdigest_payloads_are_refused_or_work() {
         assert!(tallied(&tally, "ERR Bad data format") >= 100, "{tally:?}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Counters that disagree with the contents (issue 30): refused by RESTORE
+// (the RDB loader) and, where the header carries them, by LOADCHUNK.
+
+/// A genuine value's DUMP primitives after `setup`, and its RDB version.
+fn genuine_prims(c: &mut Conn, setup: &[&str]) -> (u64, Vec<Prim>, u16) {
+    c.cmd(&["DEL", "g"]);
+    for cmd in setup {
+        assert!(!line(c, cmd).is_error(), "{cmd}");
+    }
+    let payload = c.cmd(&["DUMP", "g"]).as_bytes().to_vec();
+    let (id, prims) = dump::parse(&payload);
+    (id, prims, dump::rdb_version(&payload))
+}
+
+/// `prims` with the fields of `edits` replaced, as a payload.
+fn edited(id: u64, prims: &[Prim], ver: u16, edits: &[(usize, u64)]) -> Vec<u8> {
+    let mut p = prims.to_vec();
+    for &(i, v) in edits {
+        p[i] = Prim::U(v);
+    }
+    dump::payload(id, &p, ver)
+}
+
+/// Each family's counter mismatches: (what, payload).
+fn counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    // Bloom: chain count, then per link entries, error, hashes, bpe, bits,
+    // n2, data, count (docs/bloom.md §9).
+    let (id, p, ver) = genuine_prims(
+        c,
+        &[
+            "BF.RESERVE g 0.01 20 EXPANSION 2",
+            "BF.MADD g a b c d e f g h i j k l m n o p q r s t u v w x y",
+        ],
+    );
+    let Prim::U(links) = p[1] else {
+        panic!("links {:?}", p[1]);
+    };
+    assert_eq!(links, 2, "a chain of two links");
+    // Field indexes: link 0's count, link 1's capacity and count.
+    let (count0, entries1, count1) = (11, 12, 19);
+    let u = |i: usize| match p[i] {
+        Prim::U(v) => v,
+        ref other => panic!("field {i}: {other:?}"),
+    };
+    let (total, s0, e1) = (u(0), u(count0), u(entries1));
+    for (what, edits) in [
+        ("chain count above the links'", vec![(0, total + 1)]),
+        ("chain count below the links'", vec![(0, total - 1)]),
+        ("chain count near 2^64", vec![(0, u64::MAX)]),
+        (
+            "link count above its capacity",
+            vec![(0, s0 + e1 + 1), (count1, e1 + 1)],
+        ),
+        (
+            "link counts wrapping 2^64",
+            vec![(count0, u64::MAX), (count1, 2)],
+        ),
+        ("capacity below the count", vec![(entries1, 1)]),
+    ] {
+        out.push((format!("bloom: {what}"), edited(id, &p, ver, &edits)));
+    }
+    out
+}
+
+/// docs/bloom.md §9: Bloom counters that lie about the contents do not
+/// load (RESTORE, LOADCHUNK header); Cuckoo counters never wrap.
+#[test]
+fn counter_mismatches_are_refused() {
+    for flavor in flavors() {
+        let s = uncompressed_server(flavor);
+        let mut c = s.conn();
+        for (what, payload) in counter_mismatches(&mut c) {
+            c.cmd(&["DEL", "victim"]);
+            let r = c.cmd(&args!["RESTORE", "victim", "0", &payload]);
+            assert_eq!(r, err("ERR Bad data format"), "{flavor:?} {what}");
+            assert_eq!(c.cmd(&["EXISTS", "victim"]), int(0), "{what}");
+        }
+        // Cuckoo counts are not held to the slots (docs/cuckoo.md §13): a
+        // count below the fingerprints loads, and CF.DEL stops at 0.
+        let (id, p, ver) = genuine_prims(&mut c, &["CF.RESERVE g 64", "CF.ADD g a"]);
+        let fewer = edited(id, &p, ver, &[(2, 0)]);
+        assert_eq!(c.cmd(&args!["RESTORE", "fewer", "0", &fewer]), ok());
+        assert_eq!(line(&mut c, "CF.DEL fewer a"), int(1));
+        let info = line(&mut c, "CF.INFO fewer");
+        assert_eq!(info.as_array()[7], int(0), "items: {info:?}");
+        assert_eq!(info.as_array()[9], int(1), "deletes: {info:?}");
+        // BF.LOADCHUNK: a link count above its capacity.
+        line(&mut c, "BF.RESERVE bf 0.01 5");
+        line(&mut c, "BF.MADD bf a b c");
+        let (mut header, _) = scandump(&mut c, Fam::Bf, "bf");
+        header[..8].copy_from_slice(&7u64.to_le_bytes());
+        header[36..44].copy_from_slice(&7u64.to_le_bytes());
+        assert_eq!(
+            c.cmd(&args!["BF.LOADCHUNK", "copy2", "1", &header]),
+            err("ERR received bad data")
+        );
+        alive(&mut c);
+    }
+}

@@ -408,3 +408,62 @@ fn cross(flavor: Flavor, seed: u64) {
         assert_eq!(d, rc.cmd(&[&b"DUMP"[..], k]));
     }
 }
+
+/// Issue 30: a digest whose merged centroids fill every slot (compression 1,
+/// 16 centroids in 16 slots; what a compression after TDIGEST.MERGE can
+/// leave) takes further observations — a slot is freed by merging the
+/// lightest adjacent pair (docs/tdigest.md §4.3) — and the replica, which
+/// replays the adds, ends with the same digest and DUMP bytes.
+#[test]
+fn full_digest_takes_further_observations_on_both() {
+    use common::dump::{self, Prim};
+    for flavor in flavors() {
+        let master = Server::start(flavor, Module::Rsbloom);
+        let replica = master.start_replica();
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
+        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "probe"]), ok());
+        let probe = mc.cmd(&["DUMP", "probe"]);
+        let (id, _) = dump::parse(probe.as_bytes());
+        let weights: Vec<u64> = (0..16).map(|i| [10, 1, 1, 7][i % 4]).collect();
+        let mut prims = vec![
+            Prim::D(1.0),
+            Prim::D(0.0),
+            Prim::D(15.0),
+            Prim::U(16),
+            Prim::U(16),
+            Prim::U(0),
+            Prim::U(1),
+            Prim::D(weights.iter().sum::<u64>() as f64),
+            Prim::D(0.0),
+        ];
+        prims.extend((0..16).map(|i| Prim::D(f64::from(i))));
+        prims.extend(weights.iter().map(|&w| Prim::D(w as f64)));
+        let payload = dump::payload(id, &prims, dump::rdb_version(probe.as_bytes()));
+        assert_eq!(mc.cmd(&args!["RESTORE", "full", "0", &payload]), ok());
+        for values in ["20", "-3 7.5 7.5 100", "1 2 3 4 5 6 7 8 9 10 11 12"] {
+            let mut add = sargs(&["TDIGEST.ADD", "full"]);
+            add.extend(values.split(' ').map(|v| v.as_bytes().to_vec()));
+            assert_eq!(mc.cmd(&add), ok(), "{flavor:?}: ADD {values}");
+        }
+        let info = mc.cmd(&["TDIGEST.INFO", "full"]);
+        let observations = weights.iter().sum::<u64>() as i64 + 17;
+        assert_eq!(
+            info.as_array()[13],
+            int(observations),
+            "{flavor:?}: {info:?}"
+        );
+        sync(&mut mc, &mut rc);
+        assert_eq!(rc.cmd(&["TDIGEST.INFO", "full"]), info, "{flavor:?}");
+        let d = mc.cmd(&["DUMP", "full"]);
+        assert_eq!(rc.cmd(&["DUMP", "full"]), d, "{flavor:?}: DUMP bytes");
+        assert_eq!(
+            mc.cmd(&["TDIGEST.QUANTILE", "full", "0", "0.5", "1"]),
+            rc.cmd(&["TDIGEST.QUANTILE", "full", "0", "0.5", "1"])
+        );
+        assert_eq!(
+            mc.cmd(&args!["RESTORE", "again", "0", d.as_bytes()]),
+            ok(),
+            "{flavor:?}: its DUMP restores"
+        );
+    }
+}

@@ -63,6 +63,10 @@ impl LinkMeta {
         if !(1..=MAX_HASHES).contains(&self.hashes) || self.hashes != hash_count(self.bpe) {
             return Err(LoadError::Invalid("hashes do not match bpe"));
         }
+        // Adds go to a link below its capacity only, so no count exceeds it.
+        if self.size > self.entries {
+            return Err(LoadError::Invalid("link count above its capacity"));
+        }
         Ok(())
     }
 
@@ -180,7 +184,8 @@ impl Link {
             }
         }
         if added {
-            self.size = self.size.wrapping_add(1);
+            // Below `entries` here (the chain grows at it): never saturates.
+            self.size = self.size.saturating_add(1);
         }
         added
     }

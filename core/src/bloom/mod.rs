@@ -237,6 +237,11 @@ impl Chain {
         if older.iter().rev().any(|link| link.contains(h)) {
             return AddOutcome::Present;
         }
+        // The chain count is the sum of the links' (checked on load): one
+        // that cannot grow refuses the add before any bit is set.
+        if self.size == u64::MAX {
+            return AddOutcome::Error;
+        }
         if newest.size() >= newest.entries() {
             if newest.contains(h) {
                 return AddOutcome::Present;
@@ -260,8 +265,8 @@ impl Chain {
         if !added {
             return AddOutcome::Present;
         }
-        // Wraps like the C counters; a loaded size can be anything.
-        self.size = self.size.wrapping_add(1);
+        // Below u64::MAX (checked before the add).
+        self.size = self.size.saturating_add(1);
         AddOutcome::Added
     }
 
@@ -399,6 +404,16 @@ impl Chain {
     /// Total items added to the chain (BF.CARD).
     pub fn items(&self) -> u64 {
         self.size
+    }
+
+    /// The counters agree as every loader requires and every add keeps:
+    /// each link count within its capacity, the chain count their sum.
+    pub fn counts_agree(&self) -> bool {
+        let sum = self.links.iter().try_fold(0u64, |acc, l| {
+            acc.checked_add(l.size())
+                .filter(|_| l.size() <= l.entries())
+        });
+        sum == Some(self.size)
     }
 
     /// The growth factor, or `None` for a non-scaling chain.

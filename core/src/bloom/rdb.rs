@@ -61,7 +61,11 @@ impl Chain {
         for _ in 0..n {
             links.push(read_link(src, encver)?);
         }
-        Ok(Chain::from_parts(size, options, growth, links))
+        let chain = Chain::from_parts(size, options, growth, links);
+        if !chain.counts_agree() {
+            return Err(LoadError::Invalid("link sizes differ from chain size"));
+        }
+        Ok(chain)
     }
 }
 

@@ -770,3 +770,52 @@ fn a_scale_out_above_the_limit_is_refused_and_changes_nothing() {
     free.add_batch(&items, None, |_| true);
     assert!(free.num_links() > 1);
 }
+
+/// Issue 30: link counts within their capacities and summing to the
+/// chain's, on RDB load and in a dump header.
+#[test]
+fn loaders_refuse_counts_that_disagree() {
+    let c = scaled_chain(30);
+    assert!(c.num_links() > 1);
+    let p = save(&c);
+    assert!(load(&p, 4).is_ok());
+    let with = |i: usize, v: u64| {
+        let mut q = p.clone();
+        q[i] = Primitive::Unsigned(v);
+        q
+    };
+    let Primitive::Unsigned(total) = p[0] else {
+        panic!()
+    };
+    let invalid = |r: Result<Chain, LoadError>| matches!(r, Err(LoadError::Invalid(_)));
+    assert!(invalid(load(&with(0, total + 1), 4)));
+    assert!(invalid(load(&with(0, u64::MAX), 4)));
+    // Link 0: entries at 4, count at 11.
+    let Primitive::Unsigned(entries) = p[4] else {
+        panic!()
+    };
+    let mut q = with(11, entries + 1);
+    q[0] = Primitive::Unsigned(total + 1 + entries - c.links()[0].size());
+    assert!(invalid(load(&q, 4)));
+    let mut h = c.encode_header();
+    h[36..44].copy_from_slice(&(entries + 1).to_le_bytes());
+    h[..8].copy_from_slice(&(total + 1 + entries - c.links()[0].size()).to_le_bytes());
+    assert!(invalid(Chain::from_header(&h)));
+}
+
+/// A chain count at u64::MAX (the links' sum, which a load allows) takes
+/// no further item: the add fails before setting a bit.
+#[test]
+fn chain_count_never_wraps() {
+    let c = Chain::new(u64::MAX >> 40, 0.5, 2, false).unwrap();
+    let mut p = save(&c);
+    p[0] = Primitive::Unsigned(u64::MAX - 1);
+    p[11] = Primitive::Unsigned(u64::MAX - 1);
+    p[4] = Primitive::Unsigned(u64::MAX);
+    let mut c = load(&p, 4).unwrap();
+    assert_eq!(c.add(b"a"), AddOutcome::Added);
+    assert_eq!(c.items(), u64::MAX);
+    let before = save(&c);
+    assert_eq!(c.add(b"b"), AddOutcome::Error);
+    assert_eq!(save(&c), before);
+}

@@ -329,7 +329,7 @@ impl CuckooFilter {
         }
         loop {
             if self.first_fit(h) || self.kick_out(h) {
-                self.num_items = self.num_items.wrapping_add(1);
+                self.num_items = self.num_items.saturating_add(1);
                 return InsertOutcome::Inserted;
             }
             if self.expansion == 0 {
@@ -417,9 +417,10 @@ impl CuckooFilter {
         if !self.filters.iter_mut().rev().any(|f| f.delete(h)) {
             return false;
         }
-        // Counters come from untrusted dumps too: wrap like the C fields do.
-        self.num_items = self.num_items.wrapping_sub(1);
-        self.num_deletes = self.num_deletes.wrapping_add(1);
+        // A loaded count can be below the fingerprints (LOADCHUNK data is not
+        // counted, docs/cuckoo.md §13): saturate where RedisBloom wraps.
+        self.num_items = self.num_items.saturating_sub(1);
+        self.num_deletes = self.num_deletes.saturating_add(1);
         if self.filters.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10 {
             self.compact(false);
         }

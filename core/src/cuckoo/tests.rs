@@ -640,3 +640,19 @@ fn a_growth_above_the_limit_is_refused_and_changes_nothing() {
     }
     assert!(free.num_filters() > 1);
 }
+
+/// Issue 30: a count below the fingerprints (LOADCHUNK data is not
+/// counted) never wraps: CF.DEL stops at 0 where RedisBloom wraps.
+#[test]
+fn counters_never_wrap() {
+    let mut cf = filter(64, 2, 20, 1);
+    assert_eq!(cf.insert(h("x")), Inserted);
+    let mut p = saved(&cf);
+    p[2] = Primitive::Unsigned(0);
+    let mut cf = load(&p, 4).unwrap();
+    assert!(cf.delete(h("x")));
+    assert_eq!((cf.num_items(), cf.num_deletes()), (0, 1));
+    cf.num_items = u64::MAX;
+    assert_eq!(cf.insert(h("y")), Inserted);
+    assert_eq!(cf.num_items(), u64::MAX);
+}

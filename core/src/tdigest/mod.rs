@@ -305,10 +305,6 @@ impl TDigest {
         if self.is_full() && self.compress_nodes() == Compressed::Overflow {
             return Err(Overflow);
         }
-        let pos = self.merged_nodes.saturating_add(self.unmerged_nodes);
-        if pos >= cap {
-            return Err(Overflow);
-        }
         // Step 3. Its other checks — (f64)nu, (f64)nt or (2π × nt) × ln(nt)
         // infinite — cannot fail for 64-bit weights (the largest gives
         // 2.5e21), so they are not computed. rsbloom also fails where the
@@ -320,6 +316,13 @@ impl TDigest {
         if self.merged_weight as f64 + nu as f64 >= TWO_POW_63 {
             return Err(Overflow);
         }
+        // Step 2, after the checks that change nothing: RedisBloom fails
+        // (or writes past its arrays) when merged centroids fill every slot;
+        // rsbloom frees one by merging two of them (docs/tdigest.md §4.3).
+        if self.used() >= cap as usize && !self.merge_lightest_pair() {
+            return Err(Overflow);
+        }
+        let pos = self.merged_nodes.saturating_add(self.unmerged_nodes);
         if v < self.min {
             self.min = v;
         }
@@ -335,6 +338,34 @@ impl TDigest {
         self.unmerged_nodes += 1;
         self.unmerged_weight = nu;
         Ok(())
+    }
+
+    /// Frees a slot of a digest whose merged centroids fill it: the two
+    /// adjacent centroids of least combined weight (the leftmost such pair)
+    /// become one, by the merge pass's formula. False when nothing can be
+    /// merged (unmerged nodes, or fewer than two centroids).
+    fn merge_lightest_pair(&mut self) -> bool {
+        let n = self.merged_nodes as usize;
+        if self.unmerged_nodes != 0 || n < 2 || n > self.nodes.len() as usize {
+            return false;
+        }
+        let (means, weights) = self.nodes.both_mut();
+        let (means, weights) = (&mut means[..n], &mut weights[..n]);
+        let Some(i) = (0..n - 1).min_by_key(|&i| weights[i].saturating_add(weights[i + 1])) else {
+            return false;
+        };
+        // Weights are non-negative and sum to the merged weight (< 2^63).
+        weights[i] = weights[i].saturating_add(weights[i + 1]);
+        if weights[i] != 0 {
+            let delta = means[i + 1] - means[i];
+            means[i] += (delta * weights[i + 1] as f64) / weights[i] as f64;
+        }
+        means.copy_within(i + 2.., i + 1);
+        weights.copy_within(i + 2.., i + 1);
+        means[n - 1] = 0.0;
+        weights[n - 1] = 0;
+        self.merged_nodes -= 1;
+        true
     }
 
     /// Merges the unmerged nodes into centroids (§4.4).

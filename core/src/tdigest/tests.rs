@@ -489,9 +489,11 @@ fn loader_refuses_what_redisbloom_cannot_write() {
     };
     assert!(load(&full(81)).is_ok());
     // Such a digest answers as the one commands built: with no unmerged
-    // node to compress, an add finds no slot (`overflow detected`).
+    // node to compress, an add merges two centroids to free a slot (§4.3).
     let mut filled = load(&full(82)).unwrap();
-    assert!(filled.add(2.0, 1).is_err());
+    assert!(filled.add(2.0, 1).is_ok());
+    assert_eq!((filled.merged_nodes(), filled.unmerged_nodes()), (81, 1));
+    filled.compress(); // as every save does first (§8.3)
     assert!(load(&saved(&filled)).is_ok());
     assert_eq!(load(&full(83)).err(), Some(LoadError::Invalid));
     // An empty digest carries the sentinels and no weight.
@@ -695,4 +697,43 @@ proptest! {
             td.quantiles(&[0.0, 0.5, 1.0], &mut out, &mut Compressions::default());
         }
     }
+}
+
+/// Issue 30: merged centroids filling every slot (what compression 1 after
+/// TDIGEST.MERGE leaves). The next add merges the lightest adjacent pair
+/// to free a slot, instead of failing.
+#[test]
+fn full_digest_takes_further_observations() {
+    let mut p = vec![
+        Primitive::Double(1.0),
+        Primitive::Double(0.0),
+        Primitive::Double(15.0),
+        Primitive::Unsigned(16),
+        Primitive::Unsigned(16),
+        Primitive::Unsigned(0),
+        Primitive::Unsigned(1),
+    ];
+    let weights: Vec<i64> = (0..16)
+        .map(|i| if i == 5 || i == 6 { 1 } else { 10 })
+        .collect();
+    p.push(Primitive::Double(weights.iter().sum::<i64>() as f64));
+    p.push(Primitive::Double(0.0));
+    p.extend((0..16).map(|i| Primitive::Double(f64::from(i))));
+    p.extend(weights.iter().map(|&w| Primitive::Double(w as f64)));
+    let mut td = TDigest::rdb_load(&mut PrimitiveSource::new(&p), 0).unwrap();
+    assert_eq!((td.capacity(), td.merged_nodes()), (16, 16));
+    let total = td.merged_weight();
+    td.add(20.0, 1).unwrap();
+    assert_eq!(info(&td).merged, 15);
+    assert_eq!(info(&td).unmerged, 1);
+    assert_eq!(td.merged_weight(), total);
+    // Centroids 5 and 6 (weight 1 each) became one of weight 2 at 5.5.
+    assert_eq!(td.nodes.weights()[5], 2);
+    assert_eq!(td.nodes.means()[5], 5.5);
+    assert_eq!(td.nodes.means()[6], 7.0);
+    assert_eq!(td.max(), 20.0);
+    for v in 0..100 {
+        td.add(f64::from(v), 1).unwrap();
+    }
+    assert_eq!(td.size(), total + 101);
 }
