@@ -46,6 +46,14 @@ pub(crate) struct LinkMeta {
     pub size: u64,
 }
 
+/// Whether a link of capacity `entries` can hold `size` items. Adds go to
+/// a link below its capacity only, and a new link takes the add that made
+/// it: a legacy ENTS_IS_BITS chain can scale out to a link of capacity 0
+/// (2^n2 bits below one entry's bpe), which then holds 1 (docs/bloom.md §9).
+pub(super) fn count_fits(size: u64, entries: u64) -> bool {
+    size <= entries.max(1)
+}
+
 impl LinkMeta {
     /// Checks of docs/bloom.md §9 (and docs/differences.md §1 items 10–11)
     /// that do not need the bit array, so they can run before it is read or
@@ -63,8 +71,7 @@ impl LinkMeta {
         if !(1..=MAX_HASHES).contains(&self.hashes) || self.hashes != hash_count(self.bpe) {
             return Err(LoadError::Invalid("hashes do not match bpe"));
         }
-        // Adds go to a link below its capacity only, so no count exceeds it.
-        if self.size > self.entries {
+        if !count_fits(self.size, self.entries) {
             return Err(LoadError::Invalid("link count above its capacity"));
         }
         Ok(())

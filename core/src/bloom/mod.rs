@@ -411,7 +411,7 @@ impl Chain {
     pub fn counts_agree(&self) -> bool {
         let sum = self.links.iter().try_fold(0u64, |acc, l| {
             acc.checked_add(l.size())
-                .filter(|_| l.size() <= l.entries())
+                .filter(|_| link::count_fits(l.size(), l.entries()))
         });
         sum == Some(self.size)
     }

@@ -819,3 +819,28 @@ fn chain_count_never_wraps() {
     assert_eq!(c.add(b"b"), AddOutcome::Error);
     assert_eq!(save(&c), before);
 }
+
+/// A legacy ENTS_IS_BITS chain scales out to a link whose 2^n2 bits hold
+/// less than one entry (capacity 0); the add that made it still counts, as
+/// in RedisBloom, so the loaders take a count of 1 there (found by the
+/// bloom_rdb fuzz property: such a chain must reload).
+#[test]
+fn a_capacity_zero_link_holds_its_first_item_and_reloads() {
+    let mut p = save(&Chain::new(1, 0.25, 1, false).unwrap());
+    p[2] = Primitive::Unsigned(u64::from(NOROUND | ENTS_IS_BITS));
+    let mut c = load(&p, 4).unwrap();
+    assert_eq!(c.add(b"a"), AddOutcome::Added);
+    assert_eq!(c.add(b"b"), AddOutcome::Added);
+    let newest = c.links().last().unwrap();
+    assert_eq!((c.num_links(), newest.entries(), newest.size()), (2, 0, 1));
+    assert!(c.counts_agree());
+    let reloaded = load(&save(&c), 4).unwrap();
+    same_chain(&c, &reloaded);
+    let mut h = c.encode_header();
+    assert!(Chain::from_header(&h).is_ok());
+    // A count of 2 in that link is more than any add leaves there.
+    // The newest link's record starts 20 + 53 bytes in; its size at +16.
+    h[89..97].copy_from_slice(&2u64.to_le_bytes());
+    h[..8].copy_from_slice(&3u64.to_le_bytes());
+    assert!(Chain::from_header(&h).is_err());
+}
