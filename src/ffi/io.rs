@@ -18,6 +18,21 @@ impl IoSource {
         IoSource { io }
     }
 
+    /// Whether the value comes from a source that must be obeyed, never
+    /// from a client's RESTORE: the server loading its data or syncing as a
+    /// replica, or an atomic slot migration importing the key (Redis sends
+    /// every value as RESTORE on its import client).
+    pub fn must_obey(&self) -> bool {
+        loading_or_replica() || !self.key_served()
+    }
+
+    /// Whether this node serves the key being loaded (true when the server
+    /// does not name it).
+    fn key_served(&self) -> bool {
+        let key = rm!(RedisModule_GetKeyNameFromIO(self.io)).cast_mut();
+        key.is_null() || super::slot_migration::owns_key(key)
+    }
+
     fn checked<T>(&self, v: T) -> Result<T, ReadError> {
         if rm!(RedisModule_IsIOError(self.io)) != 0 {
             Err(ReadError)
@@ -112,9 +127,8 @@ impl IoSink {
 }
 
 /// Whether the server is loading its data (RDB or AOF at start-up, a
-/// replica's full sync) or is a replica: values then come from a source
-/// that must be obeyed, never from a client's RESTORE.
-pub fn loading_or_replica() -> bool {
+/// replica's full sync) or is a replica.
+fn loading_or_replica() -> bool {
     server_flags() & (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_SLAVE) != 0
 }
 

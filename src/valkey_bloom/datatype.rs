@@ -4,15 +4,16 @@
 use rsbloom_core::valkey_bloom::Object;
 
 use crate::config;
-use crate::ffi::io::{loading_or_replica, AofWriter};
+use crate::ffi::io::{AofWriter, IoSource};
 use crate::ffi::stats::Footprint;
 
 /// The per-object memory limit, when it applies: to a client's RESTORE,
-/// never while the server loads its data or syncs as a replica, which must
-/// take what the master took (valkey-bloom checks it there too, and a lower
-/// limit then drops keys or stops the replica: COMPAT-VALKEY-BLOOM §8).
-fn load_limit() -> Option<u64> {
-    (!loading_or_replica()).then(memory_limit)
+/// never to what must be obeyed — the server loading its data, a replica
+/// taking what the master took (valkey-bloom checks it there too, and a
+/// lower limit then drops keys or stops the replica: COMPAT-VALKEY-BLOOM §8),
+/// or a slot migration importing the key (it would be lost in the move).
+fn load_limit(src: &IoSource) -> Option<u64> {
+    (!src.must_obey()).then(memory_limit)
 }
 
 /// `bf.bloom-memory-usage-limit` in bytes.
@@ -22,7 +23,10 @@ pub fn memory_limit() -> u64 {
 
 data_type! {
     Object = rsbloom_core::valkey_bloom::TYPE, bytes size;
-    load(src, encver) => Object::rdb_load(src, encver, load_limit()).map_err(|e| format!("{e:?}"));
+    load(src, encver) => {
+        let limit = load_limit(src);
+        Object::rdb_load(src, encver, limit).map_err(|e| format!("{e:?}"))
+    };
     {
         fn digest_to<S: RdbSink>(&self, sink: &mut S) {
             self.digest(sink)

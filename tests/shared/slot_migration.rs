@@ -17,6 +17,9 @@
 //! Then every key on the target is byte-identical (DUMP, SCANDUMP, DEBUG
 //! DIGEST-VALUE) to the same commands replayed on a standalone server, the
 //! target's replica agrees, and the source holds nothing of the slots.
+//! Until the hand-over the target and its replica refuse clients every new
+//! value and growth (`bf.max-key-memory`, `bf.bloom-memory-usage-limit`
+//! at 1 byte): what they import must be obeyed, as a master's stream is.
 //!
 //! A fork on the source (the migration's snapshot) compresses every T-Digest
 //! with a merge pending and replicates that (docs/tdigest.md §8.4): the
@@ -670,6 +673,25 @@ fn vb_creation(c: &mut Conn, key: &str, new: bool) -> (Args, Vec<u8>) {
     (cmd, seed)
 }
 
+/// Sets the per-key limits of every family (`bf.max-key-memory`) and of
+/// valkey-bloom's filters to their smallest (`on`: every growth and new
+/// value refused to a client), or back to their defaults.
+fn limit_writes(ports: &[u16], on: bool) {
+    let limits = [
+        ("bf.max-key-memory", if on { "1" } else { "0" }),
+        (
+            "bf.bloom-memory-usage-limit",
+            if on { "1" } else { "134217728" },
+        ),
+    ];
+    for &p in ports {
+        let mut c = Conn::connect(p).expect("connect");
+        for (name, value) in limits {
+            assert_eq!(c.cmd(&["CONFIG", "SET", name, value]), ok(), "{p}: {name}");
+        }
+    }
+}
+
 /// Counts lines of the module's migration log in a server log.
 fn logged(s: &Server, what: &str) -> usize {
     s.log()
@@ -792,6 +814,9 @@ fn migration_test(flavor: Flavor, kind: SlotMigration) {
     let target_replica = cluster.replica_of(target);
     let mut src = Conn::connect(source).expect("connect");
     let mut dst = Conn::connect(target).expect("connect");
+    // Until the hand-over, the target only imports: it must obey the
+    // stream (snapshot and forwarded writes) whatever its own limits.
+    limit_writes(&[target, target_replica], true);
 
     // ---- Keys in the migrated slots, bystanders in the source's others.
     let set = filters(&tags(source, 0..MIGRATED, 8));
@@ -908,6 +933,8 @@ fn migration_test(flavor: Flavor, kind: SlotMigration) {
     // Importing digests get merges pending on the target, which then forks.
     writes.more(WRITES_AROUND);
     info::bgsave_and_wait(&mut dst);
+    // From the hand-over on, the writer's writes are the target's own.
+    limit_writes(&[target, target_replica], false);
     Migration::hold(kind, source, false);
     second.wait(End::Completed);
     let took = started.elapsed();
