@@ -155,6 +155,7 @@ fn spec_bloom_header(data: &[u8]) -> Option<Vec<u64>> {
         let error = le_f64(data, at + 24);
         let bpe = le_f64(data, at + 32);
         let hashes = u64::from(le_u32(data, at + 40));
+        let entries = le_u64(data, at + 44);
         let n2 = u64::from(data[at + 52]);
         let ok = error > 0.0
             && error < 1.0
@@ -165,7 +166,8 @@ fn spec_bloom_header(data: &[u8]) -> Option<Vec<u64>> {
             && bpe == -(error.ln() / LN2SQC)
             && hashes >= 1
             && hashes <= BLOOM_MAX_HASHES
-            && hashes as f64 == (LN2C * bpe).ceil();
+            && hashes as f64 == (LN2C * bpe).ceil()
+            && lsize <= entries;
         if !ok {
             return None;
         }

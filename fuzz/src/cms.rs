@@ -49,11 +49,22 @@ fn cells(s: &CountMinSketch) -> Vec<u64> {
     }
 }
 
+/// The total as saved (CMS.INFO's `count` clamps it to i64).
+fn total(s: &CountMinSketch) -> u64 {
+    match saved(s, ENCODING_VERSION).get(2) {
+        Some(&Primitive::Unsigned(t)) => t,
+        other => panic!("RDB value has {other:?} for the total"),
+    }
+}
+
 /// `CountMinSketch::rdb_load` over raw bytes (byte 0: encoding 0..=2):
 /// version 2 refused; a loaded value has `size · width · depth` counter
 /// bytes, counters and total in range, saves exactly what was read, and
 /// re-saves (in either encoding, for 4-byte cells) to a value that loads
-/// back equal; commands on it keep every bound.
+/// back equal; commands on it keep every bound. The bytes after the value
+/// drive up to 64 operations of `cms_model` on it, a copy and an empty
+/// sketch of its shape: the total need not equal the counters (§6.2), yet
+/// every reply follows the model and every key still reloads.
 pub fn cms_rdb(data: &[u8]) {
     let Some((&v, rest)) = data.split_first() else {
         return;
@@ -80,6 +91,7 @@ pub fn cms_rdb(data: &[u8]) {
     assert!(all.iter().all(|&c| c <= cs.max()));
     assert!(s.count() >= 0);
     assert_eq!(s.size_bytes(), 40 + cs.bytes() as u64 * all.len() as u64);
+    assert!(total(&s) <= i64::MAX as u64);
     let bytes = encode_primitives(&saved(&s, encver));
     assert_eq!(
         &rest[..bytes.len()],
@@ -89,6 +101,25 @@ pub fn cms_rdb(data: &[u8]) {
     round_trips(&s);
     exercise(&mut s);
     round_trips(&s);
+    let pair = |s: CountMinSketch| Pair {
+        cells: cells(&s),
+        total: total(&s),
+        s,
+    };
+    let copy = pair(s.try_clone().unwrap());
+    let empty = pair(CountMinSketch::new(w, d, cs).unwrap());
+    let mut keys = [pair(s), copy, empty];
+    let mut inp = Input::new(&rest[bytes.len()..]);
+    for _ in 0..64 {
+        if inp.is_empty() {
+            break;
+        }
+        step(&mut keys, w, d, cs, &mut inp);
+    }
+    for p in &keys {
+        assert_eq!((cells(&p.s), total(&p.s)), (p.cells.clone(), p.total));
+        round_trips(&p.s);
+    }
 }
 
 /// Saved in every encoding that can hold it, the value loads back equal.
@@ -316,73 +347,81 @@ pub fn cms_model(data: &[u8]) {
         total: 0,
     };
     let mut keys = [fresh(), fresh(), fresh()];
+    while !inp.is_empty() {
+        step(&mut keys, w, d, cs, &mut inp);
+    }
+    for p in &keys {
+        assert_eq!(cells(&p.s), p.cells);
+    }
+}
+
+/// One operation of the input on `keys` (sketches of `w`×`d`, cell size
+/// `cs`), its replies compared with the model's; afterwards every CMS.INFO
+/// count equals the model's total, within 0 ..= 2^63 − 1.
+fn step(keys: &mut [Pair; 3], w: u64, d: u64, cs: CellSize, inp: &mut Input) {
     let item = |inp: &mut Input| -> Vec<u8> {
         let n = usize::from(inp.u8() % 6);
         inp.bytes(n).to_vec()
     };
-    while !inp.is_empty() {
-        let op = inp.u8();
-        let k = usize::from(op >> 4) % 3;
-        let batched = op.is_multiple_of(6);
-        match op % 6 {
-            0 | 1 => {
-                let n = usize::from(inp.u8() % 40) + 1;
-                let batch: Vec<(Vec<u8>, i64)> = (0..n)
-                    .map(|_| {
-                        let inc = increment(&mut inp);
-                        (item(&mut inp), inc)
-                    })
-                    .collect();
-                let p = &mut keys[k];
-                let want: Vec<Incremented> = batch
-                    .iter()
-                    .map(|(i, v)| p.increment(w, d, cs, i, *v))
-                    .collect();
-                let mut got = Vec::new();
-                if batched {
-                    p.s.increment_batch(&batch, |t| &t.0, |t| t.1, |r| got.push(r));
-                } else {
-                    got = batch.iter().map(|(i, v)| p.s.increment(i, *v)).collect();
-                }
-                assert_eq!(got, want);
+    let op = inp.u8();
+    let k = usize::from(op >> 4) % 3;
+    let batched = op.is_multiple_of(6);
+    match op % 6 {
+        0 | 1 => {
+            let n = usize::from(inp.u8() % 40) + 1;
+            let batch: Vec<(Vec<u8>, i64)> = (0..n)
+                .map(|_| {
+                    let inc = increment(inp);
+                    (item(inp), inc)
+                })
+                .collect();
+            let p = &mut keys[k];
+            let want: Vec<Incremented> = batch
+                .iter()
+                .map(|(i, v)| p.increment(w, d, cs, i, *v))
+                .collect();
+            let mut got = Vec::new();
+            if batched {
+                p.s.increment_batch(&batch, |t| &t.0, |t| t.1, |r| got.push(r));
+            } else {
+                got = batch.iter().map(|(i, v)| p.s.increment(i, *v)).collect();
             }
-            2 => {
-                let items: Vec<Vec<u8>> = (0..usize::from(inp.u8() % 40) + 1)
-                    .map(|_| item(&mut inp))
-                    .collect();
-                let p = &keys[k];
-                let want: Vec<u64> = items
-                    .iter()
-                    .map(|i| (0..d).map(|r| p.cells[model_cell(w, i, r)]).min().unwrap())
-                    .collect();
-                let mut got = Vec::new();
-                p.s.query_batch(&items, |r| got.push(r));
-                assert_eq!(got, want);
-            }
-            3 => merge(&mut keys, k, cs, &mut inp),
-            4 => {
-                let p = &mut keys[k];
-                let encver = if cs == CellSize::Four && op & 0x40 != 0 {
-                    LEGACY_ENCODING_VERSION
-                } else {
-                    ENCODING_VERSION
-                };
-                p.s = load(&saved(&p.s, encver), encver).unwrap();
-            }
-            _ => {
-                let copy = keys[k].s.try_clone().unwrap();
-                assert_eq!(copy, keys[k].s);
-                keys[(k + 1) % 3].s = copy;
-                keys[(k + 1) % 3].cells = keys[k].cells.clone();
-                keys[(k + 1) % 3].total = keys[k].total;
-            }
+            assert_eq!(got, want);
         }
-        for p in &keys {
-            assert_eq!(p.s.count(), p.total as i64);
+        2 => {
+            let items: Vec<Vec<u8>> = (0..usize::from(inp.u8() % 40) + 1)
+                .map(|_| item(inp))
+                .collect();
+            let p = &keys[k];
+            let want: Vec<u64> = items
+                .iter()
+                .map(|i| (0..d).map(|r| p.cells[model_cell(w, i, r)]).min().unwrap())
+                .collect();
+            let mut got = Vec::new();
+            p.s.query_batch(&items, |r| got.push(r));
+            assert_eq!(got, want);
+        }
+        3 => merge(keys, k, cs, inp),
+        4 => {
+            let p = &mut keys[k];
+            let encver = if cs == CellSize::Four && op & 0x40 != 0 {
+                LEGACY_ENCODING_VERSION
+            } else {
+                ENCODING_VERSION
+            };
+            p.s = load(&saved(&p.s, encver), encver).unwrap();
+        }
+        _ => {
+            let copy = keys[k].s.try_clone().unwrap();
+            assert_eq!(copy, keys[k].s);
+            keys[(k + 1) % 3].s = copy;
+            keys[(k + 1) % 3].cells = keys[k].cells.clone();
+            keys[(k + 1) % 3].total = keys[k].total;
         }
     }
-    for p in &keys {
-        assert_eq!(cells(&p.s), p.cells);
+    for p in keys.iter() {
+        assert!(p.total <= i64::MAX as u64);
+        assert_eq!(p.s.count(), p.total as i64);
     }
 }
 
@@ -480,6 +519,16 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     let ops: Vec<u8> = (0..=255u8)
         .flat_map(|b| [b, b.wrapping_mul(13), 3])
         .collect();
+    // A total below the counters (RedisBloom's test_incrby_underflow_corrupt_counter),
+    // then operations on it.
+    let mut s = CountMinSketch::new(4, 2, CellSize::Four).unwrap();
+    s.increment(b"a", 7).unwrap();
+    let mut prims = saved(&s, ENCODING_VERSION);
+    prims[2] = Primitive::Unsigned(0);
+    out.push((
+        "cms_rdb",
+        [vec![1], encode_primitives(&prims), ops[..200].to_vec()].concat(),
+    ));
     for shape in [[20u8, 4, 2], [0, 0, 0], [63, 69, 1], [6, 63, 3]] {
         out.push(("cms_model", [shape.to_vec(), ops.clone()].concat()));
     }

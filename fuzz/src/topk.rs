@@ -70,11 +70,58 @@ fn exercise(t: &mut TopK, items: &[&[u8]]) {
     check_topk(t);
 }
 
+/// Up to 64 commands cut from `input` on a (loaded) sketch: TOPK.ADD and
+/// TOPK.INCRBY of any increment (bounded by the draws a deep crafted value
+/// would take), QUERY, COUNT. Nothing summarises the contents (TOPK.INFO
+/// shows the shape): after each, [`check_topk`] holds (LIST is the heap's
+/// records of count > 0, by count) and QUERY is heap membership.
+fn commands(t: &mut TopK, input: &[u8]) {
+    let mut inp = Input::new(input);
+    let draws = (1u32 << 17) / t.depth();
+    for _ in 0..64 {
+        if inp.is_empty() {
+            break;
+        }
+        let op = inp.u8();
+        let item = inp.bytes(usize::from(op % 4)).to_vec();
+        match op >> 6 {
+            0 | 1 => {
+                let inc = match inp.u8() % 4 {
+                    0 => 1,
+                    1 => u32::from(inp.u8()),
+                    2 => u32::from(inp.u16()) % 2000,
+                    _ => 100_000,
+                };
+                let inc = if t.decay() >= 1.0 {
+                    inc
+                } else {
+                    inc.min(draws)
+                };
+                let _ = t.add(&item, inc).expect("item copy");
+            }
+            2 => {
+                let fp = murmur2(&item, 1919);
+                let in_heap = t
+                    .heap()
+                    .entries()
+                    .iter()
+                    .any(|e| e.fp() == fp && e.item().unwrap_or_default() == item.as_slice());
+                assert_eq!(t.query(&item), in_heap, "QUERY {item:?}");
+            }
+            _ => {
+                let _ = t.count(&item);
+            }
+        }
+        check_topk(t);
+    }
+}
+
 /// byte 0 = encoding (0 or 1), rest = `ByteSource` stream. Versions > 0
 /// are refused; loaded values pass the invariants, save/reload is the
 /// identity, and the save is the input with only the pointer fields of
 /// heap records past the first and the padding zeroed, and the item
-/// lengths recomputed.
+/// lengths recomputed. The bytes after the value are [`commands`], after
+/// which the value still reloads.
 pub fn topk_rdb(data: &[u8]) {
     let Some((&v, rest)) = data.split_first() else {
         return;
@@ -107,6 +154,8 @@ pub fn topk_rdb(data: &[u8]) {
         assert!(normalised || a == b, "byte {i} not saved as read");
     }
     exercise(&mut t, &PROBE_ITEMS);
+    round_trip_if_lossless(&t);
+    commands(&mut t, rest.get(bytes.len()..).unwrap_or_default());
     round_trip_if_lossless(&t);
 }
 
@@ -299,6 +348,10 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         t.rdb_save(&mut saved);
         out.push(("topk_rdb", [vec![0u8], encode_primitives(&saved)].concat()));
     }
+    // The last value, followed by commands.
+    let commands: Vec<u8> = (0..=255u8).flat_map(|b| [b, b.wrapping_mul(7)]).collect();
+    let last = out.last().map(|(_, v)| v.clone()).unwrap_or_default();
+    out.push(("topk_rdb", [last, commands].concat()));
     for line in [
         &b"TOPK.RESERVE\nk\n5\n8\n7\n0.9"[..],
         b"TOPK.RESERVE\nk\n4294967296",

@@ -7,7 +7,7 @@ use rsbloom_core::rdb::{ByteSource, LoadError, Primitive, PrimitiveSource};
 use rsbloom_core::valkey_bloom::args::{parse_info_field, parse_insert, parse_reserve, Defaults};
 use rsbloom_core::valkey_bloom::{validate_scale_to, Create, Object, VbError, FIXED_SEED};
 
-use super::{check_arg_error, encode_primitives, ALLOC_CAP, PROBE_ITEMS};
+use super::{check_arg_error, encode_primitives, le_u64, ALLOC_CAP, PROBE_ITEMS};
 
 /// The memory limit adds and checks run under (scale-outs stay small).
 const LIMIT: u64 = ALLOC_CAP as u64;
@@ -39,22 +39,56 @@ fn same(a: &Object, b: &Object) {
     }
 }
 
-/// The invariants of any object, then every command: adds never panic, an
+/// Each sub-filter's (num_items, capacity), read from the BF.LOAD blob,
+/// which stores every count (§5.4).
+fn counts(o: &Object) -> Vec<(i64, i64)> {
+    let b = blob(o);
+    let mut at = 22;
+    let n = le_u64(&b, at);
+    at += 8;
+    (0..n)
+        .map(|_| {
+            at += 8 + le_u64(&b, at) as usize;
+            let (num, cap) = (le_u64(&b, at) as i64, le_u64(&b, at + 8) as i64);
+            at += 16;
+            (num, cap)
+        })
+        .collect()
+}
+
+/// The counts within what the contents allow (issue 30): every num_items ≥ 0
+/// and capacity > 0, CARD and Capacity their sums, neither overflowing.
+fn check_counts(o: &Object) {
+    let c = counts(o);
+    assert_eq!(c.len(), o.num_filters());
+    assert!(c.iter().all(|&(num, cap)| num >= 0 && cap > 0));
+    let sum = |f: fn(&(i64, i64)) -> i64| c.iter().map(f).try_fold(0i64, i64::checked_add);
+    assert_eq!(sum(|x| x.0), Some(o.card()), "CARD is not Σ num_items");
+    assert_eq!(
+        sum(|x| x.1),
+        Some(o.capacity()),
+        "Capacity is not Σ capacities"
+    );
+}
+
+/// The invariants of any object, then adds of `items`: never a panic, an
 /// item answered 1 or 0 is present, CARD grows by the items answered 1, an
-/// error changes nothing; batches answer as single calls.
-fn exercise(mut o: Object) {
+/// error changes nothing, the counts stay in range; batches answer as
+/// single calls.
+fn exercise(o: &mut Object, items: &[&[u8]]) {
     assert!(o.num_filters() >= 1 && o.card() >= 0 && o.capacity() >= o.num_filters() as i64);
     assert!(o.size() >= 48 + 8 + 208 * o.num_filters() as u64);
+    check_counts(o);
     let _ = o.max_scaled_capacity(LIMIT);
     let mut twin = o.try_clone().unwrap();
-    same(&o, &twin);
+    same(o, &twin);
     let mut answers = Vec::new();
-    twin.add_batch(&PROBE_ITEMS, Some(LIMIT), |r| {
+    twin.add_batch(items, Some(LIMIT), |r| {
         answers.push(r);
         true
     });
-    for (item, want) in PROBE_ITEMS.iter().zip(&answers) {
-        let (card, before) = (o.card(), blob(&o));
+    for (item, want) in items.iter().zip(&answers) {
+        let (card, before) = (o.card(), blob(o));
         let r = o.add(item, Some(LIMIT));
         assert_eq!(&r, want);
         match r {
@@ -62,19 +96,29 @@ fn exercise(mut o: Object) {
                 assert!(o.contains(item));
                 assert_eq!(o.card(), card + i64::from(added));
             }
-            Err(_) => assert_eq!(blob(&o), before),
+            Err(_) => assert_eq!(blob(o), before),
         }
+        check_counts(o);
         if r.is_err() {
             break;
         }
     }
     if answers.iter().all(Result::is_ok) {
-        assert_eq!(answers.len(), PROBE_ITEMS.len());
+        assert_eq!(answers.len(), items.len());
     }
     let mut checks = Vec::new();
-    o.contains_batch(&PROBE_ITEMS, |c| checks.push(c));
-    let single: Vec<bool> = PROBE_ITEMS.iter().map(|i| o.contains(i)).collect();
+    o.contains_batch(items, |c| checks.push(c));
+    let single: Vec<bool> = items.iter().map(|i| o.contains(i)).collect();
     assert_eq!(checks, single);
+}
+
+/// [`exercise`] with the probe items, then 3-byte items of the input, after
+/// which the object still saves and reloads in both forms.
+fn exercise_input(mut o: Object, input: &[u8]) {
+    exercise(&mut o, &PROBE_ITEMS);
+    let items: Vec<&[u8]> = input.chunks(3).take(64).collect();
+    exercise(&mut o, &items);
+    round_trips(&o, false);
 }
 
 /// Both persistence forms of a loaded object load back to the same. The RDB
@@ -122,7 +166,7 @@ pub fn valkey_bloom_rdb(data: &[u8]) {
         assert!(o.size() <= l + 8 * o.num_filters() as u64);
     }
     round_trips(&o, true);
-    exercise(o);
+    exercise_input(o, rest);
 }
 
 /// `Object::from_load_blob`. Byte 0 bit 0: whether the limit applies. A
@@ -153,7 +197,7 @@ pub fn valkey_bloom_load(data: &[u8]) {
         assert!(o.size() <= l);
     }
     round_trips(&o, false);
-    exercise(o);
+    exercise_input(o, rest);
 }
 
 /// Every valkey-bloom parser on argument vectors cut from the input (`\n`);
@@ -235,9 +279,9 @@ fn create(capacity: i64, fp_rate: f64, tightening: f64, expansion: u32, seed: Op
         seed_random: seed.is_some_and(|s| s != FIXED_SEED),
     };
     match Object::new(&c, Some(LIMIT)) {
-        Ok(o) => {
+        Ok(mut o) => {
             assert_eq!((o.capacity(), o.card()), (capacity, 0));
-            exercise(o);
+            exercise(&mut o, &PROBE_ITEMS);
         }
         Err(e) => assert_eq!(e, VbError::MemoryLimit),
     }

@@ -959,19 +959,60 @@ fn corrupt_cms_payloads_are_contained() {
 // ---------------------------------------------------------------- CMS, Redis 8.12
 // The load validation of encoding 1 (docs/cms.md §6.2; 8.12 spec §4.3).
 
+/// An encoding-1 sketch payload: width, depth, total, cell size, cells.
+fn cms_v1(ver: u16, w: u64, d: u64, count: u64, size: u64, array: Vec<u8>) -> Vec<u8> {
+    let prims = [
+        Prim::U(w),
+        Prim::U(d),
+        Prim::U(count),
+        Prim::U(size),
+        Prim::S(array),
+    ];
+    dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver)
+}
+
+/// Counters beyond 2^63 − 1 (issue 30; 8.12 spec §4.3 rule 7): the total,
+/// in both encodings (RedisBloom 8.4 could write one), and an 8-byte cell.
+/// The total is not compared with the cells (docs/cms.md §6.2).
+fn cms_counters_beyond_i64(ver: u16) -> Vec<(String, Vec<u8>)> {
+    let v0 = [
+        Prim::U(4),
+        Prim::U(2),
+        Prim::U(1 << 63),
+        Prim::S(vec![0; 32]),
+    ];
+    let cells = |c: &[u64]| c.iter().flat_map(|c| c.to_le_bytes()).collect();
+    [
+        ("total 2^63", cms_v1(ver, 4, 2, 1 << 63, 4, vec![0; 32])),
+        ("total 2^64 − 1", cms_v1(ver, 4, 2, u64::MAX, 1, vec![0; 8])),
+        (
+            "total 2^63, encoding 0",
+            dump::payload(dump::CMS_MODULE_ID, &v0, ver),
+        ),
+        (
+            "8-byte cell 2^63",
+            cms_v1(ver, 2, 1, 0, 8, cells(&[0, 1 << 63])),
+        ),
+        (
+            "8-byte cell 2^64 − 1",
+            cms_v1(ver, 1, 1, 0, 8, cells(&[u64::MAX])),
+        ),
+    ]
+    .into_iter()
+    .map(|(what, payload)| (format!("cms: {what}"), payload))
+    .collect()
+}
+
+/// [`cms_counters_beyond_i64`] at the server's RDB version.
+fn cms_counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
+    let (_, _, ver) = genuine_prims(c, &["CMS.INITBYDIM g 4 2"]);
+    cms_counters_beyond_i64(ver)
+}
+
 /// Encoding-1 values each rule refuses, and encoding-0 totals beyond
 /// 2^63 − 1 (which RedisBloom 8.4 could write), and encoding 2.
 fn cms_812_crafted(ver: u16) -> Vec<Vec<u8>> {
-    let v1 = |w: u64, d: u64, count: u64, size: u64, array: Vec<u8>| {
-        let prims = [
-            Prim::U(w),
-            Prim::U(d),
-            Prim::U(count),
-            Prim::U(size),
-            Prim::S(array),
-        ];
-        dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver)
-    };
+    let v1 = |w, d, count, size, array| cms_v1(ver, w, d, count, size, array);
     let mut out: Vec<Vec<u8>> = [0, 3, 5, 16, (1 << 32) + 4, u64::MAX]
         .into_iter()
         .map(|size| v1(4, 2, 0, size, vec![0; 32]))
@@ -981,32 +1022,11 @@ fn cms_812_crafted(ver: u16) -> Vec<Vec<u8>> {
         v1(4, 2, 0, 2, vec![0; 32]),
         v1(4, 2, 0, 8, vec![0; 32]),
         v1(4, 2, 0, 1, vec![0; 7]),
-        // The total beyond 2^63 − 1.
-        v1(4, 2, 1 << 63, 4, vec![0; 32]),
-        v1(4, 2, u64::MAX, 1, vec![0; 8]),
-        // An 8-byte cell beyond 2^63 − 1.
-        v1(
-            2,
-            1,
-            0,
-            8,
-            [0, 1 << 63]
-                .iter()
-                .flat_map(|c: &u64| c.to_le_bytes())
-                .collect(),
-        ),
-        v1(1, 1, 0, 8, u64::MAX.to_le_bytes().to_vec()),
         // 8 · 2^61 wraps to 0.
         v1(1 << 61, 1, 0, 8, Vec::new()),
         v1(0, 2, 0, 4, Vec::new()),
     ]);
-    let v0 = [
-        Prim::U(4),
-        Prim::U(2),
-        Prim::U(1 << 63),
-        Prim::S(vec![0; 32]),
-    ];
-    out.push(dump::payload(dump::CMS_MODULE_ID, &v0, ver));
+    out.extend(cms_counters_beyond_i64(ver).into_iter().map(|(_, p)| p));
     // Encoding version 2 does not exist.
     let prims = [
         Prim::U(1),
@@ -1029,16 +1049,6 @@ fn cms_812_odd_but_valid_values_load() {
         let mut c = s.conn();
         assert_eq!(line(&mut c, "CMS.INITBYDIM g 20 5"), ok());
         let ver = dump::rdb_version(c.cmd(&["DUMP", "g"]).as_bytes());
-        let v1 = |w: u64, d: u64, count: u64, size: u64, array: Vec<u8>| {
-            let prims = [
-                Prim::U(w),
-                Prim::U(d),
-                Prim::U(count),
-                Prim::U(size),
-                Prim::S(array),
-            ];
-            dump::payload(dump::CMS_MODULE_ID + 1, &prims, ver)
-        };
         line(&mut c, "CMS.INCRBY g a 7");
         let (_, mut prims) = dump::parse(c.cmd(&["DUMP", "g"]).as_bytes());
         prims[2] = Prim::U(0);
@@ -1049,7 +1059,8 @@ fn cms_812_odd_but_valid_values_load() {
             line(&mut c, "CMS.INCRBY bad a -7"),
             arr(vec![err("CMS: INCRBY underflow")])
         );
-        let full = v1(
+        let full = cms_v1(
+            ver,
             1,
             1,
             i64::MAX as u64,
@@ -1590,7 +1601,47 @@ fn counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
     ] {
         out.push((format!("bloom: {what}"), edited(id, &p, ver, &edits)));
     }
+    out.extend(cms_counter_mismatches(c));
+    out.extend(valkey_bloom_counter_mismatches(c));
     out
+}
+
+/// valkey-bloom counts an RDB reload could not hold in i64 (docs/valkey-bloom.md
+/// §5; a count above its capacity loads). The memory limit is lifted (for the
+/// rest of the test too) so that the count check, not the size a capacity
+/// near 2^63 implies, refuses them; rate 0.5 keeps that size below 2^63.
+fn valkey_bloom_counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
+    let (id, p, ver) = genuine_prims(
+        c,
+        &[
+            "CONFIG SET bf.bloom-flavor valkey-bloom",
+            "CONFIG SET bf.bloom-use-random-seed no",
+            "CONFIG SET bf.bloom-memory-usage-limit 9223372036854775807",
+            "BF.RESERVE g 0.5 2",
+            "BF.MADD g a b c d e f g h",
+        ],
+    );
+    assert_eq!(line(c, "CONFIG SET bf.bloom-flavor redisbloom"), ok());
+    // Sub-filters, expansion, rate, tightening, seed flag, then per
+    // sub-filter its capacity (the newest's followed by its count) and blob.
+    assert!(
+        matches!(p[0], Prim::U(n) if n >= 2),
+        "sub-filters: {:?}",
+        p[0]
+    );
+    let (cap0, newest_count) = (5, p.len() - 2);
+    let max = i64::MAX as u64;
+    [
+        ("a negative item count", vec![(newest_count, u64::MAX)]),
+        ("capacities summing past 2^63 − 1", vec![(cap0, max)]),
+        (
+            "item counts summing past 2^63 − 1",
+            vec![(newest_count, max)],
+        ),
+    ]
+    .into_iter()
+    .map(|(what, edits)| (format!("valkey-bloom: {what}"), edited(id, &p, ver, &edits)))
+    .collect()
 }
 
 /// docs/bloom.md §9: Bloom counters that lie about the contents do not

@@ -204,6 +204,11 @@ impl Object {
         if self.contains_hashed(k0, item, h) {
             return Ok(false);
         }
+        // Loaded counts may exceed their capacities (§8), so CARD can sit
+        // at i64::MAX: it takes no further item rather than wrap.
+        if self.card_checked().and_then(|c| c.checked_add(1)).is_none() {
+            return Err(VbError::BadCapacity);
+        }
         let full = self
             .filters
             .last()
@@ -314,11 +319,15 @@ impl Object {
         }
     }
 
-    /// Σ num_items (BF.CARD).
+    /// Σ num_items (BF.CARD): it fits an i64 on load and every add keeps it so.
     pub fn card(&self) -> i64 {
+        self.card_checked().unwrap_or(i64::MAX)
+    }
+
+    fn card_checked(&self) -> Option<i64> {
         self.filters
             .iter()
-            .fold(0i64, |a, f| a.wrapping_add(f.num_items))
+            .try_fold(0i64, |a, f| a.checked_add(f.num_items))
     }
 
     /// Σ capacities (BF.INFO Capacity).

@@ -376,6 +376,9 @@ fn rdb_refusals_of_8() {
     assert_eq!(with(5, Primitive::Unsigned(0)), bad, "capacity 0");
     assert_eq!(with(5, Primitive::Unsigned(u64::MAX)), bad, "capacity < 0");
     assert_eq!(with(8, Primitive::Unsigned(u64::MAX)), bad, "num_items < 0");
+    let max = Primitive::Unsigned(i64::MAX as u64);
+    assert_eq!(with(5, max.clone()), bad, "Σ capacity overflows");
+    assert_eq!(with(8, max), bad, "Σ num_items overflows");
     assert_eq!(with(4, Primitive::Unsigned(1)), None, "random-seed flag");
     let one = saved(&object(10, 0.01, 2));
     for t in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
@@ -439,6 +442,41 @@ fn rdb_load_quirks_of_5_2() {
     let sub = object(10, 1e-310, 2);
     assert_eq!(load(&saved(&sub), None).unwrap(), sub);
     assert_eq!(sub.max_scaled_capacity(134217728), Ok(0));
+}
+
+/// An item `o` does not hold.
+fn absent(o: &Object) -> Vec<u8> {
+    (0..)
+        .map(|i| format!("absent{i}").into_bytes())
+        .find(|i| !o.contains(i))
+        .unwrap()
+}
+
+/// Issue 30: item counts above their capacities load (§8), but no add
+/// carries CARD past i64::MAX: it answers `ERR bad capacity` and changes
+/// nothing, through a scale-out (RDB) or into a sub-filter with room
+/// (BF.LOAD, where every count is stored).
+#[test]
+fn card_never_wraps() {
+    let mut p = saved(&object(10, 0.01, 2));
+    p[6] = Primitive::Unsigned(i64::MAX as u64 - 1);
+    let rdb = load(&p, None).unwrap();
+    let mut blob = filled(object(2, 0.01, 2), "c", 3);
+    blob.filters[0].num_items = i64::MAX - 2;
+    let blob = Object::from_load_blob(&load_blob(&blob), None).unwrap();
+    for mut o in [rdb, blob] {
+        let last = absent(&o);
+        assert_eq!(o.add(&last, None), Ok(true));
+        assert_eq!((o.num_filters(), o.card()), (2, i64::MAX));
+        let before = saved(&o);
+        assert_eq!(o.add(&absent(&o), None), Err(VbError::BadCapacity));
+        assert_eq!(saved(&o), before);
+        assert_eq!(
+            o.add(&last, None),
+            Ok(false),
+            "present items still answer 0"
+        );
+    }
 }
 
 fn load_blob(o: &Object) -> Vec<u8> {
