@@ -167,7 +167,7 @@ fn spec_bloom_header(data: &[u8]) -> Option<Vec<u64>> {
             && hashes >= 1
             && hashes <= BLOOM_MAX_HASHES
             && hashes as f64 == (LN2C * bpe).ceil()
-            && lsize <= entries;
+            && lsize <= entries.max(1); // a capacity-0 link holds the add that made it
         if !ok {
             return None;
         }
