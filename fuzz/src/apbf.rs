@@ -5,7 +5,7 @@ use rsbloom_core::apbf::args::{
     parse_error, parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
     MIN_ERROR,
 };
-use rsbloom_core::apbf::{Apbf, Header, LoadError, Window, HEADER_BYTES};
+use rsbloom_core::apbf::{Apbf, CountFull, Header, LoadError, Window, HEADER_BYTES};
 use rsbloom_core::args::parse_f64;
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 
@@ -24,10 +24,9 @@ fn bytes(h: &Header) -> u64 {
     h.slices().saturating_mul(h.slice_bytes())
 }
 
-/// A copy of `f` through SCANDUMP / LOADCHUNK.
-fn chunk_copy(f: &Apbf) -> Apbf {
-    let (_, header) = f.scandump(0).unwrap();
-    let mut copy = Apbf::from_header(&header).unwrap();
+/// A copy of `f` through SCANDUMP / LOADCHUNK, with header `h`.
+fn chunk_copy(f: &Apbf, h: &Header) -> Apbf {
+    let mut copy = Apbf::from_header(&h.encode()).unwrap();
     let mut iter = 1;
     while let Some((next, data)) = f.scandump(iter) {
         copy.load_chunk(next, &data).unwrap();
@@ -36,20 +35,62 @@ fn chunk_copy(f: &Apbf) -> Apbf {
     copy
 }
 
-/// Every operation works on `f`; the window's newest items are present.
-fn exercise(mut f: Apbf, clock: u64) {
-    for item in PROBE_ITEMS {
-        f.add(item);
-        assert!(f.contains(item, 0));
+/// The counts APBF.INFO shows are ones the operations reach (docs/apbf.md
+/// §6.2), written from the spec: count mode one shift per full generation
+/// before an insert, time mode shifts only by a clock started at ≥ 1 ms,
+/// the head moving back one slice per shift (at most `k + l` per advance).
+fn check_counts(h: &Header) {
+    assert!(h.is_valid(), "{h:?}");
+    let n = u128::from(h.slices());
+    let [shifts, items, inserts, head] = [h.shifts, h.gen_items, h.inserts, h.head].map(u128::from);
+    let head_follows = (shifts + head) % n == 0;
+    if h.is_time() {
+        assert!(items <= inserts, "{h:?}");
+        assert!(shifts > 0 || (items == inserts && head == 0), "{h:?}");
+        assert!(shifts == 0 || shifts * u128::from(h.period_ms()) < u128::from(h.last_shift_ms));
+        assert!(shifts >= n || head_follows, "{h:?}");
+    } else {
+        let g = u128::from(h.gen_size);
+        assert_eq!(inserts, shifts * g + items, "{h:?}");
+        assert!(items <= g && (items > 0 || inserts == 0), "{h:?}");
+        assert!(head_follows && h.last_shift_ms == 0, "{h:?}");
     }
-    f.advance(clock);
-    let _ = f.contains(b"x", clock.saturating_add(1 << 20));
+}
+
+/// Every operation works on `f`: each of `items` is added (then present,
+/// counted once) or refused by a full inserts count (nothing changed); an
+/// item starting with an odd byte then moves the clock on by the item's
+/// bytes and ages the window; the counts stay what the contents allow
+/// after each, and the filter still reloads to itself.
+fn exercise(f: &mut Apbf, items: &[&[u8]], clock: u64) {
+    let mut now = clock;
+    f.advance(now);
+    for item in items {
+        let before = *f.header();
+        match f.add(item) {
+            Ok(_) => {
+                assert_eq!(f.header().inserts, before.inserts + 1);
+                assert!(f.contains(item, 0));
+            }
+            Err(CountFull) => assert!(before.inserts == u64::MAX && *f.header() == before),
+        }
+        check_counts(f.header());
+        if let Some(b) = item.first().filter(|&&b| b % 2 == 1) {
+            let dt = item.iter().fold(0u64, |a, &x| a << 8 | u64::from(x));
+            now = now.saturating_add(dt << (b % 48));
+            f.advance(now);
+            check_counts(f.header());
+        }
+    }
+    let _ = f.contains(b"x", now.saturating_add(1 << 20));
     assert!(f.size_bytes() >= bytes(f.header()));
+    assert!(Apbf::rdb_load(&mut PrimitiveSource::new(&saved(f)), 0).unwrap() == *f);
 }
 
 /// Byte 0 chooses: encoding 0 or 1 of `Apbf::rdb_load` over the rest
-/// (version 1 refused; a loaded value saves exactly what was read,
-/// reloads `==`, copies `==` through chunks and works), or the rest as a
+/// (version 1 refused; a loaded value has counts its contents allow, saves
+/// exactly what was read, reloads `==`, copies `==` through chunks and
+/// takes adds and time advances driven by the input), or the rest as a
 /// SCANDUMP header (a decoded header is valid and re-encodes identically).
 pub fn apbf_rdb(data: &[u8]) {
     let Some((&v, rest)) = data.split_first() else {
@@ -69,7 +110,7 @@ pub fn apbf_rdb(data: &[u8]) {
         }
     };
     assert_eq!(encver, 0);
-    assert!(f.header().is_valid());
+    check_counts(f.header());
     let out = encode_primitives(&saved(&f));
     assert_eq!(
         &rest[..out.len()],
@@ -78,19 +119,23 @@ pub fn apbf_rdb(data: &[u8]) {
     );
     let back = Apbf::rdb_load(&mut PrimitiveSource::new(&saved(&f)), 0).unwrap();
     assert!(back == f);
-    assert!(chunk_copy(&f) == f);
-    exercise(f, u64::from(v) << 10);
+    assert!(chunk_copy(&f, f.header()) == f);
+    let mut f = f;
+    exercise(&mut f, &PROBE_ITEMS, u64::from(v) << 10);
+    let items: Vec<&[u8]> = rest.chunks(3).take(64).collect();
+    let clock = f.header().last_shift_ms;
+    exercise(&mut f, &items, clock);
 }
 
 fn header(rest: &[u8]) {
     let Some(h) = Header::decode(rest) else {
         return;
     };
-    assert!(h.is_valid());
+    check_counts(&h);
     assert_eq!(rest.len(), HEADER_BYTES);
     assert_eq!(h.encode(), rest);
     if bytes(&h) <= MAX_BYTES {
-        exercise(Apbf::from_header(rest).unwrap(), 1);
+        exercise(&mut Apbf::from_header(rest).unwrap(), &PROBE_ITEMS, 1);
     }
 }
 
@@ -155,9 +200,11 @@ fn create(window: Window, error: f64, capacity: u64) {
 }
 
 /// Seed inputs: genuine values of both windows (and one of version 1), a
-/// header, argument lines of every parser.
+/// header, the same values with counters near 2^64 that still agree,
+/// argument lines of every parser.
 pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     let mut out: Vec<(&'static str, Vec<u8>)> = Vec::new();
+    let mut genuine = Vec::new();
     for (window, error, cap, n) in [
         (Window::Count, 0.1, 10u64, 35u64),
         (Window::Count, 0.01, 50, 20),
@@ -166,7 +213,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         let mut f = Apbf::new(window, error, cap).unwrap();
         f.advance(1_000_000);
         for i in 0..n {
-            f.add(format!("i{i}").as_bytes());
+            f.add(format!("i{i}").as_bytes()).unwrap();
         }
         f.advance(1_003_000);
         let bytes = encode_primitives(&saved(&f));
@@ -176,6 +223,22 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         }
         let (_, header) = f.scandump(0).unwrap();
         out.push(("apbf_rdb", [vec![2], header.into_owned()].concat()));
+        genuine.push(f);
+    }
+    for f in genuine.iter().step_by(2) {
+        // Count window: whole turns of the ring later; time window: its
+        // clock and inserts count near the end.
+        let mut h = *f.header();
+        if h.is_time() {
+            (h.inserts, h.last_shift_ms) = (u64::MAX - 3, u64::MAX - 1000);
+        } else {
+            let turn = h.slices() * h.gen_size;
+            let turns = (u64::MAX - h.inserts) / turn;
+            h.inserts += turns * turn;
+            h.shifts += turns * h.slices();
+        }
+        let far = encode_primitives(&saved(&chunk_copy(f, &h)));
+        out.push(("apbf_rdb", [vec![0], far].concat()));
     }
     for line in [
         &b"COUNT\n0.01\n1000"[..],

@@ -9,7 +9,7 @@
 use rsbloom_core::apbf::args::{
     parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
 };
-use rsbloom_core::apbf::{Apbf, ChunkError, CreateError, Header};
+use rsbloom_core::apbf::{Apbf, ChunkError, CountFull, CreateError, Header};
 
 use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Lookup, RStr, ReplyError};
 
@@ -21,6 +21,9 @@ const BAD_HEADER: ReplyError = ReplyError::Text("ERR APBF: received bad data");
 const BAD_CHUNK_ITER: ReplyError = ReplyError::Text("ERR APBF: invalid iterator");
 const BAD_CHUNK_LEN: ReplyError = ReplyError::Text("ERR APBF: chunk length does not match");
 const NOT_TIME: ReplyError = ReplyError::Text("ERR APBF: not a time window");
+/// An item refused because the inserts count is at 2^64 − 1 (docs/apbf.md
+/// §5.2): only a restored value gets there.
+const COUNT_FULL: &str = "ERR APBF: inserts count at its maximum";
 const FUTURE: ReplyError =
     ReplyError::Text("ERR APBF: timestamp is more than 60 s past the server's clock");
 /// How far a client's APBF.TICK may run ahead of the master's clock: the
@@ -79,15 +82,30 @@ fn key_and_items(args: &[RStr]) -> Result<(&RStr, &[RStr]), ReplyError> {
 
 /// APBF.ADD key item [item ...]: inserts every item; per item 1 if it was
 /// absent before, 0 if already present (it is inserted again either way,
-/// which renews it).
+/// which renews it), or the error of a full inserts count.
 pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (name, items) = key_and_items(args)?;
     let mut key = ctx.open_key(name, true);
     let f = key.get::<Apbf>().or_missing(KEY_MISSING)?;
     age_to_clock(ctx, name, f);
     ctx.reply_array(items.len());
-    f.add_batch(items, |present| ctx.reply_int(i64::from(!present)));
-    ctx.propagate();
+    let mut added = 0;
+    f.add_batch(items, |outcome| match outcome {
+        Ok(present) => {
+            added += 1;
+            ctx.reply_int(i64::from(!present));
+        }
+        Err(CountFull) => ctx.reply_error(COUNT_FULL),
+    });
+    // Refused items are the last ones (a full count stays full): replicate
+    // the items added, which a replica, the AOF or a slot migration's
+    // target adds without an error reply, and nothing if none was.
+    if added == items.len() {
+        ctx.propagate();
+    } else if added > 0 {
+        let done = args.get(..2 + added).unwrap_or_default();
+        ctx.propagate_as(&done.iter().collect::<Vec<_>>());
+    }
     Ok(())
 }
 

@@ -245,3 +245,91 @@ fn hostile_restore_payloads_are_refused() {
         assert_eq!(c.cmd(&["DUMP", "k"]).as_bytes(), genuine);
     }
 }
+
+// ------------------------------------------------------------ full counts
+
+/// The reply of an item a full inserts count refuses (docs/apbf.md §5.2).
+const COUNT_FULL: &str = "ERR APBF: inserts count at its maximum";
+
+/// `key`'s value with its inserts count `room` short of 2^64 and counters
+/// that still agree (docs/apbf.md §6.2): a count window of one item per
+/// generation, shifted before each insert but the first, the head moved
+/// back once per shift; a time window before its first shift, every
+/// insert in the generation.
+fn nearly_full(c: &mut Conn, key: &str, room: u64) -> Vec<u8> {
+    let genuine = c.cmd(&["DUMP", key]).as_bytes().to_vec();
+    let (id, mut p) = parse(&genuine);
+    let full = u64::MAX - room;
+    if info(c, key)["Window type"] == simple("count") {
+        assert_eq!(info_int(c, key, "Generation size"), 1, "{key}");
+        let n = info_int(c, key, "Slices count") as u64;
+        let shifts = full - 1;
+        p[7] = Prim::U((n - shifts % n) % n);
+        p[10] = Prim::U(shifts);
+    } else {
+        assert_eq!(p[10], Prim::U(0), "{key}: no shift yet");
+        p[8] = Prim::U(full);
+    }
+    p[9] = Prim::U(full);
+    payload(id, &p, rdb_version(&genuine))
+}
+
+/// APBF.ADD on restored windows whose inserts count is 2 short of 2^64
+/// adds two items, then answers the error per item and changes nothing.
+/// Only the items added are replicated: the replica and an AOF replay end
+/// identical, the refused items are not in the AOF, and no replica
+/// answers its master with an error.
+#[test]
+fn a_full_inserts_count_refuses_adds_and_replicates_the_rest() {
+    for flavor in flavors() {
+        let mut master = Server::builder(flavor, Module::Rsbloom)
+            .aof_fsync_always("no")
+            .uncompressed_rdb()
+            .start();
+        let mut mc = master.conn();
+        let replica = master.start_replica();
+        let mut rc = replica.conn();
+        wait_link_up(&mut rc);
+        let keys = ["c", "t"];
+        for (key, window) in keys.iter().zip(["COUNT 0.1 10", "TIME 0.1 10 3600"]) {
+            let reserve = format!("APBF.RESERVE {key} {window}");
+            assert_eq!(line(&mut mc, &reserve), ok());
+            // One item per generation in the count window (k + l > 10).
+            add_range(&mut mc, key, "i", 0, 25);
+            let full = nearly_full(&mut mc, key, 2);
+            mc.cmd(&["DEL", key]);
+            assert_eq!(mc.cmd(&args!["RESTORE", key, "0", full]), ok());
+            let r = mc.cmd(&with_items("APBF.ADD", key, "kept", 0, 2));
+            assert_eq!(r, arr(vec![int(1), int(1)]), "{flavor:?} {key}");
+            let before = mc.cmd(&["DUMP", key]);
+            let r = mc.cmd(&with_items("APBF.ADD", key, "refused", 0, 3));
+            assert_eq!(r, arr(vec![err(COUNT_FULL); 3]), "{flavor:?} {key}");
+            // An item already present is refused too (an add renews it).
+            let r = mc.cmd(&args!["APBF.ADD", key, "kept:1", "refused:3"]);
+            assert_eq!(r, arr(vec![err(COUNT_FULL); 2]), "{flavor:?} {key}");
+            assert_eq!(mc.cmd(&["DUMP", key]), before, "{flavor:?} {key}");
+            assert_eq!(present(&mut mc, key, "kept", 0, 2), 2);
+            assert_eq!(info_int(&mut mc, key, "Inserts count"), -1, "2^64 - 1");
+        }
+        wait_replica_synced(&mut mc, &mut rc);
+        let on_master = dumps(&mut mc, &keys);
+        assert_eq!(dumps(&mut rc, &keys), on_master, "{flavor:?} replica");
+        assert!(
+            !replica.log().contains("sending an error to its master"),
+            "{flavor:?}: {}",
+            replica.log()
+        );
+        let aof: Vec<u8> = std::fs::read_dir(master.dir().join("appendonlydir"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().to_string_lossy().ends_with(".aof"))
+            .flat_map(|e| std::fs::read(e.path()).unwrap())
+            .collect();
+        let has = |s: &[u8]| aof.windows(s.len()).any(|w| w == s);
+        assert!(has(b"kept:1") && !has(b"refused"), "{flavor:?} AOF");
+        drop(mc);
+        master.restart(false);
+        let mut mc = master.conn();
+        assert_eq!(dumps(&mut mc, &keys), on_master, "{flavor:?} AOF replay");
+    }
+}

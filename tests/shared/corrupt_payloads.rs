@@ -1603,6 +1603,80 @@ fn counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
     }
     out.extend(cms_counter_mismatches(c));
     out.extend(valkey_bloom_counter_mismatches(c));
+    out.extend(apbf_counter_mismatches(c));
+    out
+}
+
+/// docs/apbf.md §6.2: APBF counters no command sequence reaches. Fields:
+/// 7 head, 8 gen_items, 9 inserts, 10 shifts, 11 last_shift_ms. Also
+/// checks here that APBF.LOADCHUNK refuses such a header.
+fn apbf_counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
+    let u = |p: &[Prim], i: usize| match p[i] {
+        Prim::U(v) => v,
+        ref other => panic!("field {i}: {other:?}"),
+    };
+    let mut out = Vec::new();
+    let mut push = |what: &str, (id, p, ver): &(u64, Vec<Prim>, u16), edits: &[(usize, u64)]| {
+        out.push((format!("apbf: {what}"), edited(*id, p, *ver, edits)));
+    };
+    // k + l = 20 slices of one item per generation: 24 shifts, head 16.
+    let count = genuine_prims(
+        c,
+        &[
+            "APBF.RESERVE g COUNT 0.1 10",
+            "APBF.ADD g a b c d e f g h i j k l m n o p q r s t u v w x y",
+        ],
+    );
+    let p = &count.1;
+    assert_eq!((u(p, 8), u(p, 9), u(p, 10), u(p, 7)), (1, 25, 24, 16));
+    push(
+        "count: inserts above shifts·g + gen_items",
+        &count,
+        &[(9, 26)],
+    );
+    push("count: a generation left empty", &count, &[(8, 0)]);
+    push("count: a shift too many", &count, &[(10, 25)]);
+    push("count: head not following the shifts", &count, &[(7, 17)]);
+    push("count: inserts near 2^64", &count, &[(9, u64::MAX)]);
+    push("count: a clock", &count, &[(11, 5)]);
+    let fresh = genuine_prims(c, &["APBF.RESERVE g TIME 0.1 10 5"]);
+    push(
+        "time: a shift before the clock started",
+        &fresh,
+        &[(10, 1), (7, 19)],
+    );
+    let time = genuine_prims(c, &["APBF.RESERVE g TIME 0.1 10 5", "APBF.ADD g a b c"]);
+    // 5000 ms over l = 14 slices, rounded up.
+    let (p, period) = (&time.1, 358);
+    assert_eq!((u(p, 8), u(p, 9), u(p, 10), u(p, 7)), (3, 3, 0, 0));
+    let beyond = u(p, 11).div_ceil(period);
+    push(
+        "time: inserts outside the generation before a shift",
+        &time,
+        &[(8, 2)],
+    );
+    push("time: head moved without a shift", &time, &[(7, 1)]);
+    push("time: a shift without the head moving", &time, &[(10, 1)]);
+    push(
+        "time: more shifts than the clock ran periods",
+        &time,
+        &[(10, beyond)],
+    );
+    // BF.LOADCHUNK's twin: the count window's header with one more insert.
+    line(c, "APBF.RESERVE h COUNT 0.1 10");
+    line(c, "APBF.ADD h a b c");
+    let mut header = c.cmd(&["APBF.SCANDUMP", "h", "0"]).as_array()[1]
+        .as_bytes()
+        .to_vec();
+    header[80..88].copy_from_slice(&4u64.to_le_bytes());
+    let r = c.cmd(&args!["APBF.LOADCHUNK", "copy-h", "1", &header]);
+    assert_eq!(r, err("ERR APBF: received bad data"));
+    assert_eq!(c.cmd(&["EXISTS", "copy-h"]), int(0));
+    header[80..88].copy_from_slice(&3u64.to_le_bytes());
+    assert_eq!(
+        c.cmd(&args!["APBF.LOADCHUNK", "copy-h", "1", &header]),
+        ok()
+    );
     out
 }
 

@@ -60,12 +60,8 @@ impl Header {
 
     /// Whether the fields make a sound filter (docs/apbf.md §6.2).
     pub fn is_valid(&self) -> bool {
-        let time_ok = if self.is_time() {
-            (1000..=MAX_SPAN_MS).contains(&self.span_ms)
-        } else {
-            self.last_shift_ms == 0 && self.gen_items <= self.gen_size
-        };
-        time_ok
+        let span_ok = !self.is_time() || (1000..=MAX_SPAN_MS).contains(&self.span_ms);
+        span_ok
             && (1..=MAX_K).contains(&self.k)
             && (1..=MAX_L).contains(&self.l)
             && (1..=MAX_CAPACITY).contains(&self.capacity)
@@ -75,6 +71,41 @@ impl Header {
             && self.slice_bits == slice_bits(self.k, self.gen_size)
             && self.head < self.slices()
             && self.gen_items <= self.inserts
+            && self.counters_agree()
+    }
+
+    /// Whether the counters are ones the filter's operations reach from
+    /// an empty filter (docs/apbf.md §6.2); every operation on a filter
+    /// whose counters agree keeps them agreeing.
+    ///
+    /// `is_valid` checks n ≥ 2, head < n and g ≥ 1 first; the checked
+    /// forms only keep a misuse from panicking.
+    fn counters_agree(&self) -> bool {
+        let n = self.slices();
+        // Slices the head moved back, modulo n.
+        let moved = n.saturating_sub(self.head) % n.max(1);
+        if self.is_time() {
+            // `advance` adds `due` shifts and `due · period` ms to a clock
+            // started at 1 ms or later, and moves the head min(due, n)
+            // slices. So `moved` shifts end at the head exactly, and any
+            // count from `moved + n` on (one advance of n or more) at any
+            // head; nothing between.
+            let clock_ok = self.shifts == 0
+                || (self.shifts.checked_mul(self.period_ms()))
+                    .is_some_and(|ms| ms < self.last_shift_ms);
+            let head_ok = (self.shifts.checked_sub(moved)).is_some_and(|d| d == 0 || d >= n);
+            // Before the first shift every insert is in the generation.
+            clock_ok && head_ok && (self.shifts > 0 || self.gen_items == self.inserts)
+        } else {
+            // One shift before each insert past a full generation.
+            let Some(shifts) = self.inserts.saturating_sub(1).checked_div(self.gen_size) else {
+                return false;
+            };
+            self.last_shift_ms == 0
+                && self.shifts == shifts
+                && Some(self.gen_items) == self.inserts.checked_sub(shifts * self.gen_size)
+                && shifts % n.max(1) == moved
+        }
     }
 
     pub fn to_words(&self) -> [u64; FIELDS] {

@@ -72,6 +72,12 @@ pub enum Window {
     Time { span_ms: u64 },
 }
 
+/// An insertion refused: the inserts count is at 2^64 − 1 and cannot grow
+/// (only a restored value gets there). The filter is unchanged, and every
+/// later insertion is refused too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountFull;
+
 /// Why `Apbf::new` failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CreateError {
@@ -276,13 +282,17 @@ impl Apbf {
     /// Inserts the item; answers whether it was present before. In count
     /// mode a full generation shifts first, so the last `l·g` insertions
     /// are always remembered.
-    pub fn add(&mut self, item: &[u8]) -> bool {
+    pub fn add(&mut self, item: &[u8]) -> Result<bool, CountFull> {
         self.add_hashed(self.modulus(), Hashes::of(item))
     }
 
     /// [`Apbf::add`] of each of `items`, in order, hashed and prefetched by
     /// blocks (docs/performance.md, "Batches").
-    pub fn add_batch<I: AsRef<[u8]>>(&mut self, items: &[I], mut each: impl FnMut(bool)) {
+    pub fn add_batch<I: AsRef<[u8]>>(
+        &mut self,
+        items: &[I],
+        mut each: impl FnMut(Result<bool, CountFull>),
+    ) {
         let md = self.modulus();
         pipelined(
             self,
@@ -299,7 +309,12 @@ impl Apbf {
     /// The insertion: the bits of the `k` youngest slices are read first
     /// (their lines are written anyway), the search reuses them, then they
     /// are set.
-    fn add_hashed(&mut self, md: Modulus, h: Hashes) -> bool {
+    fn add_hashed(&mut self, md: Modulus, h: Hashes) -> Result<bool, CountFull> {
+        // The counters' relations (checked on load) hold only while the
+        // inserts count is exact: refused before anything changes.
+        if self.h.inserts == u64::MAX {
+            return Err(CountFull);
+        }
         if !self.h.is_time() && self.h.gen_items >= self.h.gen_size {
             self.shift(1);
         }
@@ -323,9 +338,10 @@ impl Apbf {
                 *b |= mask;
             }
         }
+        // Below u64::MAX (gen_items ≤ inserts, checked above).
         self.h.gen_items = self.h.gen_items.saturating_add(1);
         self.h.inserts = self.h.inserts.saturating_add(1);
-        present
+        Ok(present)
     }
 
     /// Time mode: shifts due at `now_ms` since the last shift (0 before

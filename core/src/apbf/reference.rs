@@ -110,7 +110,7 @@ proptest! {
             match op {
                 Op::Add(items) => {
                     let items: Vec<Vec<u8>> = items.into_iter().map(key).collect();
-                    let want: Vec<bool> = items.iter().map(|i| ref_add(&mut slow, i)).collect();
+                    let want: Vec<_> = items.iter().map(|i| Ok(ref_add(&mut slow, i))).collect();
                     let mut got = Vec::new();
                     if let [one] = &items[..] {
                         got.push(fast.add(one));
@@ -253,7 +253,7 @@ fn probes() {
     let mut f = Apbf::new(Window::Count, 0.01, w).unwrap();
     let total = w * 5 / 4;
     for i in 0..total {
-        f.add(format!("p{i}").as_bytes());
+        f.add(format!("p{i}").as_bytes()).unwrap();
     }
     let (mut prev, mut cur) = (Bloom::new(w, 0.005), Bloom::new(w, 0.005));
     for i in 0..w {

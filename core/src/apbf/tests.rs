@@ -99,7 +99,7 @@ fn count_window_never_forgets_the_last_capacity_items() {
     for (error, cap) in [(0.1, 10), (0.01, 100), (1e-4, 37)] {
         let mut f = count(error, cap);
         for i in 0..cap * 30 {
-            f.add(&item(i));
+            f.add(&item(i)).unwrap();
             let from = (i + 1).saturating_sub(f.window_items());
             for j in from..=i {
                 assert!(f.contains(&item(j), 0), "{error} {cap}: {j} after {i}");
@@ -112,10 +112,10 @@ fn count_window_never_forgets_the_last_capacity_items() {
 fn count_window_forgets() {
     let mut f = count(0.01, 1000);
     for i in 0..1000 {
-        f.add(&item(i));
+        f.add(&item(i)).unwrap();
     }
     for i in 1000..20_000 {
-        f.add(&item(i));
+        f.add(&item(i)).unwrap();
     }
     let remembered = (0..1000).filter(|&i| f.contains(&item(i), 0)).count();
     assert!(remembered < 40, "{remembered}");
@@ -124,14 +124,14 @@ fn count_window_forgets() {
 #[test]
 fn add_answers_whether_present_and_refreshes() {
     let mut f = count(0.01, 100);
-    assert!(!f.add(b"a"));
-    assert!(f.add(b"a"));
+    assert_eq!(f.add(b"a"), Ok(false));
+    assert_eq!(f.add(b"a"), Ok(true));
     // Re-added every 50 insertions, "a" stays inside the window.
     for i in 0..5000 {
         if i % 50 == 0 {
-            f.add(b"a");
+            f.add(b"a").unwrap();
         }
-        f.add(&item(i));
+        f.add(&item(i)).unwrap();
         assert!(f.contains(b"a", 0));
     }
 }
@@ -143,7 +143,7 @@ fn time_window_shifts_by_the_clock_given() {
     assert!(f.needs_advance(5));
     assert_eq!(f.advance(10_000), 0);
     assert_eq!(f.header().last_shift_ms, 10_000);
-    f.add(b"x");
+    f.add(b"x").unwrap();
     assert!(!f.needs_advance(10_999));
     assert_eq!(f.due_shifts(12_500), 2);
     assert_eq!(f.advance(12_500), 2);
@@ -162,7 +162,7 @@ fn time_window_shifts_by_the_clock_given() {
 #[test]
 fn count_mode_ignores_the_clock() {
     let mut f = count(0.01, 10);
-    f.add(b"x");
+    f.add(b"x").unwrap();
     assert!(!f.needs_advance(u64::MAX));
     assert_eq!(f.advance(u64::MAX), 0);
     assert!(f.contains(b"x", u64::MAX));
@@ -184,49 +184,381 @@ proptest! {
             applied.advance(now);
             prop_assert_eq!(before, applied.contains(&item(probe), now));
             f.advance(now);
-            f.add(&item(x));
+            f.add(&item(x)).unwrap();
         }
     }
 
-    /// Every header with consistent derived fields is accepted, round-trips
-    /// (RDB and SCANDUMP header) and answers every operation.
+    /// A header is accepted exactly when its derived fields are consistent
+    /// and its counters agree (the model below); an accepted one
+    /// round-trips (RDB and SCANDUMP header) and answers every operation.
+    /// Counters are drawn agreeing, then one of them is often nudged.
     #[test]
     fn any_valid_header_round_trips(
-        k in 1u64..=MAX_K,
-        l in 1u64..=MAX_L,
-        capacity in 1u64..300,
-        span_s in prop::option::of(1u64..100_000),
-        state in (0u64..200, 0u64..50, 0u64..400, any::<u64>(), 0u64..1 << 45),
+        h in header(),
+        nudge in (0usize..6, prop_oneof![Just(1u64), Just(u64::MAX), any::<u64>()]),
     ) {
-        let (head, gen_items, inserts, shifts, last) = state;
-        let g = gen_size(capacity, l);
-        let h = Header {
-            span_ms: span_s.map_or(0, |s| s * 1000),
-            k,
-            l,
-            capacity,
-            error: 0.01,
-            gen_size: g,
-            slice_bits: slice_bits(k, g),
-            head: head % (k + l),
-            gen_items,
-            inserts,
-            shifts,
-            last_shift_ms: if span_s.is_some() { last } else { 0 },
-        };
-        let valid = gen_items <= inserts && (span_s.is_some() || gen_items <= g);
-        prop_assert_eq!(h.is_valid(), valid);
+        let mut h = h;
+        let (field, delta) = nudge;
+        let last = h.last_shift_ms;
+        match field {
+            0 => h.head = h.head.wrapping_add(delta) % h.slices(),
+            1 => h.gen_items = h.gen_items.wrapping_add(delta),
+            2 => h.inserts = h.inserts.wrapping_add(delta),
+            3 => h.shifts = h.shifts.wrapping_add(delta),
+            4 => h.last_shift_ms = h.last_shift_ms.wrapping_add(delta),
+            _ => {}
+        }
+        let valid = h.gen_items <= h.inserts && counters_model(&h);
+        prop_assert_eq!(h.is_valid(), valid, "{:?}", h);
         prop_assert_eq!(Header::decode(&h.encode()), valid.then_some(h));
         if valid {
             let mut f = Apbf::zeroed(h).unwrap();
             let back = load(&saved(&f)).unwrap();
             prop_assert!(back == f);
-            prop_assert!(!f.add(b"a") || f.contains(b"a", 0));
-            prop_assert!(f.contains(b"a", 0));
+            match f.add(b"a") {
+                Ok(present) => prop_assert!(!present || f.contains(b"a", 0)),
+                Err(CountFull) => prop_assert_eq!(h.inserts, u64::MAX),
+            }
             f.advance(last.saturating_add(5000));
             f.contains(b"a", last.saturating_add(90_000));
             prop_assert!(f.header().is_valid());
         }
+    }
+
+    /// Any command sequence on a genuine filter keeps its counters
+    /// agreeing, and the filter round-trips through RDB and SCANDUMP.
+    #[test]
+    fn genuine_filters_stay_valid(
+        h in header(),
+        ops in prop::collection::vec(op(), 1..60),
+        start in 0u64..1 << 42,
+    ) {
+        let window = if h.is_time() { Window::Time { span_ms: h.span_ms } } else { Window::Count };
+        let f = Apbf::new(window, 0.01, h.capacity).unwrap();
+        run_ops(f, &ops, start)?;
+    }
+
+    /// So does any sequence on any accepted value (a restored one): what
+    /// a loader accepts, the commands never take to what it refuses.
+    #[test]
+    fn accepted_filters_stay_valid(
+        h in header(),
+        ops in prop::collection::vec(op(), 1..40),
+        from in prop_oneof![Just(0u64), 0u64..1 << 20, u64::MAX - (1 << 20)..=u64::MAX],
+    ) {
+        prop_assert!(h.is_valid(), "{:?}", h);
+        run_ops(Apbf::zeroed(h).unwrap(), &ops, h.last_shift_ms.saturating_add(from))?;
+    }
+}
+
+/// docs/apbf.md §6.2's counter relations, in u128 arithmetic.
+fn counters_model(h: &Header) -> bool {
+    let n = u128::from(h.slices());
+    let [s, gi, ins, head] = [h.shifts, h.gen_items, h.inserts, h.head].map(u128::from);
+    let moved = (n - head) % n;
+    if h.is_time() {
+        let clock_ok = s == 0 || s * u128::from(h.period_ms()) < u128::from(h.last_shift_ms);
+        let head_ok = s == moved || s >= moved + n;
+        clock_ok && head_ok && (s > 0 || gi == ins)
+    } else {
+        let g = u128::from(h.gen_size);
+        h.last_shift_ms == 0
+            && ins == s * g + gi
+            && gi <= g
+            && (gi > 0 || ins == 0)
+            && (s + head) % n == 0
+    }
+}
+
+/// Headers of small filters of both windows with agreeing counters, some
+/// at the edges of u64.
+fn header() -> impl Strategy<Value = Header> {
+    let big = || prop_oneof![0u64..5000, u64::MAX - 100..=u64::MAX, any::<u64>()];
+    (
+        1u64..=12,
+        1u64..=MAX_L,
+        1u64..300,
+        prop::option::of(1u64..100),
+        (big(), prop_oneof![Just(0u64), 1u64..1 << 45, big()]),
+        (
+            prop_oneof![0u64..200, any::<u64>()],
+            any::<u64>(),
+            any::<u64>(),
+        ),
+    )
+        .prop_map(|(k, l, capacity, span_s, (inserts, last), draws)| {
+            let g = gen_size(capacity, l);
+            let h = Header {
+                span_ms: span_s.map_or(0, |s| s * 1000),
+                k,
+                l,
+                capacity,
+                error: 0.01,
+                gen_size: g,
+                slice_bits: slice_bits(k, g),
+                head: 0,
+                gen_items: 0,
+                inserts,
+                shifts: 0,
+                last_shift_ms: last,
+            };
+            agreeing(h, draws)
+        })
+}
+
+/// `h` with counters some sequence of operations reaches, given its
+/// inserts (and clock, time mode), from draws for the others.
+fn agreeing(mut h: Header, (a, b, c): (u64, u64, u64)) -> Header {
+    let n = h.slices();
+    if h.is_time() {
+        let last = h.last_shift_ms;
+        h.shifts = if last == 0 {
+            0
+        } else {
+            a % ((last - 1) / h.period_ms() + 1)
+        };
+        h.head = b % n;
+        let moved = (n - h.head) % n;
+        if !(h.shifts == moved || h.shifts.saturating_sub(moved) >= n) {
+            h.head = (n - h.shifts % n) % n;
+        }
+        h.gen_items = match h.inserts.checked_add(1) {
+            _ if h.shifts == 0 => h.inserts,
+            Some(m) => c % m,
+            None => c,
+        };
+    } else {
+        h.last_shift_ms = 0;
+        h.shifts = h.inserts.saturating_sub(1) / h.gen_size;
+        h.gen_items = h.inserts - h.shifts * h.gen_size;
+        h.head = (n - h.shifts % n) % n;
+    }
+    h
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Add(Vec<u16>),
+    /// The clock moves on, and a TICK (or a write on the master) ages the
+    /// window to it.
+    Tick(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => prop::collection::vec(0u16..400, 1..40).prop_map(Op::Add),
+        2 => prop_oneof![0u64..3000, 0u64..1 << 22, Just(u64::MAX)].prop_map(Op::Tick),
+    ]
+}
+
+/// Runs `ops` from the clock `now`: after each the header is valid, adds
+/// are refused only as a suffix once the inserts count is full, and a
+/// refused add changes nothing; at the end RDB and SCANDUMP copy it.
+fn run_ops(mut f: Apbf, ops: &[Op], mut now: u64) -> Result<(), TestCaseError> {
+    for op in ops {
+        match op {
+            Op::Add(items) => {
+                let before = f.try_clone().unwrap();
+                let items: Vec<Vec<u8>> = items.iter().map(|&i| item(i.into())).collect();
+                let mut out = Vec::new();
+                if let [one] = &items[..] {
+                    out.push(f.add(one));
+                } else {
+                    f.add_batch(&items, |o| out.push(o));
+                }
+                let added = out.iter().take_while(|o| o.is_ok()).count();
+                prop_assert!(out[added..].iter().all(|o| *o == Err(CountFull)));
+                prop_assert_eq!(f.header().inserts - before.header().inserts, added as u64);
+                prop_assert!(added == items.len() || f.header().inserts == u64::MAX);
+                prop_assert!(added > 0 || f == before);
+            }
+            Op::Tick(dt) => {
+                now = now.saturating_add(*dt);
+                f.advance(now);
+            }
+        }
+        prop_assert!(f.header().is_valid(), "{:?}", f.header());
+    }
+    prop_assert!(load(&saved(&f)).unwrap() == f);
+    prop_assert!(copy_via_chunks(&f, 64).1 == f);
+    Ok(())
+}
+
+/// Time mode: the heads `k + l` slices reach after `s` shifts, by every
+/// way of splitting `s` into advances (each moves min(due, n) slices),
+/// are those the header accepts.
+#[test]
+fn time_heads_are_those_shift_sequences_reach() {
+    for l in 1..=5u64 {
+        let n = 1 + l;
+        // reach[s]: the slices moved, modulo n, over the splits of s.
+        let mut reach: Vec<Vec<bool>> = vec![vec![false; n as usize]];
+        reach[0][0] = true;
+        for s in 1..4 * n {
+            let mut r = vec![false; n as usize];
+            for due in 1..=s {
+                for (m, &ok) in reach[(s - due) as usize].iter().enumerate() {
+                    if ok {
+                        r[(m + due.min(n) as usize) % n as usize] = true;
+                    }
+                }
+            }
+            reach.push(r);
+        }
+        let mut h = *timed(0.5, 10, 100_000).header();
+        h.k = 1;
+        h.l = l;
+        h.gen_size = gen_size(h.capacity, l);
+        h.slice_bits = slice_bits(1, h.gen_size);
+        h.last_shift_ms = 1 << 40;
+        for (s, moved) in reach.iter().enumerate() {
+            for head in 0..n {
+                h.shifts = s as u64;
+                h.head = head;
+                h.gen_items = if s == 0 { h.inserts } else { 0 };
+                let want = moved[((n - head) % n) as usize];
+                assert_eq!(h.is_valid(), want, "l {l} shifts {s} head {head}");
+            }
+        }
+    }
+}
+
+/// Crafted counters a genuine filter cannot have are refused by the RDB
+/// loader and the SCANDUMP header alike.
+#[test]
+fn counter_mismatches_are_refused() {
+    let mut c = count(0.1, 10);
+    (0..25).for_each(|i| {
+        c.add(&item(i)).unwrap();
+    });
+    let mut t = timed(0.1, 10, 5000);
+    t.advance(1_000_000);
+    (0..5).for_each(|i| {
+        t.add(&item(i)).unwrap();
+    });
+    let fresh = *timed(0.1, 10, 5000).header();
+    let ch = *c.header();
+    let th = *t.header();
+    assert!(ch.shifts > 0 && th.shifts == 0);
+    let n = ch.slices();
+    let cases: [(&str, Header); 12] = [
+        (
+            "count: inserts above",
+            Header {
+                inserts: ch.inserts + 1,
+                ..ch
+            },
+        ),
+        (
+            "count: gen_items below",
+            Header {
+                gen_items: ch.gen_items - 1,
+                ..ch
+            },
+        ),
+        (
+            "count: shifts above",
+            Header {
+                shifts: ch.shifts + 1,
+                ..ch
+            },
+        ),
+        (
+            "count: head off",
+            Header {
+                head: (ch.head + 1) % n,
+                ..ch
+            },
+        ),
+        (
+            "count: empty generation after a shift",
+            Header {
+                gen_items: 0,
+                inserts: ch.inserts - ch.gen_items,
+                ..ch
+            },
+        ),
+        (
+            "count: inserts near 2^64",
+            Header {
+                inserts: u64::MAX,
+                ..ch
+            },
+        ),
+        (
+            "time: shifts before the clock started",
+            Header {
+                shifts: 1,
+                head: n - 1,
+                ..fresh
+            },
+        ),
+        (
+            "time: inserts outside the generation before a shift",
+            Header { gen_items: 1, ..th },
+        ),
+        ("time: head moved without a shift", Header { head: 1, ..th }),
+        (
+            "time: more shifts than the clock ran periods",
+            Header {
+                shifts: th.last_shift_ms.div_ceil(th.period_ms()),
+                head: 0,
+                gen_items: 0,
+                ..th
+            },
+        ),
+        (
+            "time: one shift, head unmoved",
+            Header {
+                shifts: 1,
+                gen_items: 0,
+                ..th
+            },
+        ),
+        (
+            "time: a clock started at 0 ms",
+            Header {
+                shifts: 1,
+                head: n - 1,
+                gen_items: 0,
+                last_shift_ms: th.period_ms(),
+                ..th
+            },
+        ),
+    ];
+    for (what, h) in cases {
+        assert!(!h.is_valid(), "{what}");
+        assert_eq!(
+            Apbf::from_header(&h.encode()).unwrap_err(),
+            ChunkError::Header,
+            "{what}"
+        );
+        let mut p = saved(&c);
+        for (w, v) in p.iter_mut().zip(h.to_words()) {
+            *w = Primitive::Unsigned(v);
+        }
+        assert_eq!(load(&p).unwrap_err(), LoadError::Invalid, "{what}");
+    }
+}
+
+/// An inserts count at 2^64 − 1 refuses further adds and changes nothing;
+/// the items before it are added.
+#[test]
+fn a_full_inserts_count_refuses_adds() {
+    for window in [Window::Count, Window::Time { span_ms: 5000 }] {
+        let mut h = Apbf::plan(window, 0.1, 10).unwrap();
+        h.inserts = u64::MAX - 1;
+        h.last_shift_ms = if h.is_time() { 1 } else { 0 };
+        let mut f = Apbf::zeroed(agreeing(h, (0, 0, 5))).unwrap();
+        assert!(f.header().is_valid());
+        let mut out = Vec::new();
+        f.add_batch(&[&b"a"[..], b"b", b"c"], |o| out.push(o));
+        assert_eq!(out, [Ok(false), Err(CountFull), Err(CountFull)]);
+        let before = f.try_clone().unwrap();
+        assert_eq!(f.add(b"d"), Err(CountFull));
+        assert!(f == before && f.contains(b"a", 0) && f.header().is_valid());
+        assert_eq!(f.header().inserts, u64::MAX);
+        assert!(load(&saved(&f)).unwrap() == f);
     }
 }
 
@@ -235,7 +567,7 @@ fn rdb_round_trip() {
     let mut f = timed(0.01, 500, 60_000);
     f.advance(1_700_000_000_000);
     (0..700).for_each(|i| {
-        f.add(&item(i));
+        f.add(&item(i)).unwrap();
     });
     f.advance(1_700_000_005_000);
     let p = saved(&f);
@@ -264,7 +596,7 @@ fn rdb_refuses_bad_values() {
                 // value again, and it works.
                 let again = saved(&g);
                 assert_eq!(again[..], p[..again.len()], "field {i} = {v}");
-                g.add(b"x");
+                g.add(b"x").unwrap();
                 assert!(g.contains(b"x", 0));
             } else {
                 bad_words.push(i);
@@ -286,7 +618,7 @@ fn chunks_round_trip_in_small_pieces() {
     let mut f = timed(0.001, 3000, 10_000);
     f.advance(1000);
     (0..5000).for_each(|i| {
-        f.add(&item(i));
+        f.add(&item(i)).unwrap();
     });
     for piece in [1, 7, 64, CHUNK_BYTES] {
         let (chunks, copy) = copy_via_chunks(&f, piece);
@@ -301,7 +633,7 @@ fn chunks_round_trip_in_small_pieces() {
 #[test]
 fn load_chunk_refuses_and_keeps_data() {
     let mut f = count(0.01, 100);
-    f.add(b"a");
+    f.add(b"a").unwrap();
     let before = saved(&f);
     let len = f.header().slice_bytes() as usize;
     assert_eq!(f.load_chunk(1, &[]), Err(ChunkError::Iterator));
@@ -322,7 +654,7 @@ fn measured_fpr(error: f64, window: u64, queries: u64) -> (f64, f64) {
     let mut f = count(error, window);
     let stream = 10 * f.window_items();
     for i in 0..stream {
-        f.add(&item(i));
+        f.add(&item(i)).unwrap();
     }
     let missed = (stream - window..stream)
         .filter(|&i| !f.contains(&item(i), 0))
@@ -373,7 +705,7 @@ fn measure() {
     let mut f = count(0.01, 10_000);
     let total = 100_000u64;
     for i in 0..total {
-        f.add(&item(i));
+        f.add(&item(i)).unwrap();
     }
     for a in [
         0.5, 0.99, 1.0, 1.01, 1.02, 1.03, 1.04, 1.05, 1.1, 1.5, 2.0, 5.0,
