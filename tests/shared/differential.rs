@@ -1046,15 +1046,16 @@ impl Family for Gen {
             .map(|((o, a), b)| (o, a, b))
             .collect();
         if let Some((op, a, b)) = out.last_mut() {
-            let key = &op.args[1];
-            let took = upper(&op.args[0]) == "CF.LOADCHUNK" && *a == ok() && *b == ok();
-            // A whole replay is judged once its last chunk is in.
-            let replay_goes_on = self
-                .queue
-                .front()
-                .is_some_and(|next| upper(&next.args[0]) == "CF.LOADCHUNK" && next.args[1] == *key);
-            if took && op.reset.is_none() && !replay_goes_on && count_ahead(d, key) {
-                op.reset = Some(CF_COUNT_AHEAD);
+            let loaded = |o: &Op| upper(&o.args[0]) == "CF.LOADCHUNK";
+            if let (true, Some(key)) = (loaded(op) && *a == ok() && *b == ok(), op.args.get(1)) {
+                // A whole replay is judged once its last chunk is in.
+                let replay_goes_on = self
+                    .queue
+                    .front()
+                    .is_some_and(|next| loaded(next) && next.args.get(1) == Some(key));
+                if op.reset.is_none() && !replay_goes_on && count_ahead(d, key) {
+                    op.reset = Some(CF_COUNT_AHEAD);
+                }
             }
         }
         out
