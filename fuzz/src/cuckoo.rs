@@ -117,6 +117,37 @@ fn nonzero(b: &[u8]) -> u64 {
     b.iter().filter(|&&x| x != 0).count() as u64
 }
 
+/// Issue 30: numItems lies between the fingerprints held and the slots,
+/// counted here from the slot bytes (and the filter's own count agrees).
+fn check_counts(c: &CuckooFilter) {
+    let data = cf_data(c);
+    let held = nonzero(&data);
+    assert_eq!(c.occupied(), held, "the filter's count of occupied slots");
+    assert!(
+        held <= c.num_items() && c.num_items() <= data.len() as u64,
+        "numItems {} outside [{held}, {}]",
+        c.num_items(),
+        data.len()
+    );
+    assert!(c.counts_agree());
+}
+
+/// What memory holds, the RDB loader takes back (issue 30's crucial rule).
+fn check_reloads(c: &CuckooFilter) {
+    let mut saved: Vec<Primitive> = Vec::new();
+    c.rdb_save(&mut saved);
+    let legacy = LegacyDefaults {
+        bucket_size: 2,
+        max_iterations: 20,
+        expansion: 1,
+    };
+    let again = CuckooFilter::rdb_load(&mut PrimitiveSource::new(&saved), 4, legacy, 255);
+    assert!(
+        again.as_ref() == Ok(c),
+        "the value in memory does not reload"
+    );
+}
+
 /// Invariants of any filter (docs/cuckoo.md §1, §11).
 pub(crate) fn check_cf(c: &CuckooFilter) {
     assert!(c.num_filters() >= 1);
@@ -176,11 +207,13 @@ fn cf_exercise(c: &mut CuckooFilter, items: &[&[u8]]) {
                 InsertOutcome::OverLimit => unreachable!("no limit given"),
             }
         }
+        assert!(c.counts_agree(), "counts after an insert");
         let _ = c.count(h);
         if k % 3 == 0 {
             let had = c.contains(h);
             let deleted = c.delete(h);
             assert!(!deleted || had, "deleted an absent fingerprint");
+            assert!(c.counts_agree(), "counts after a delete");
         }
     }
     let slots = nonzero(&cf_data(c));
@@ -192,6 +225,8 @@ fn cf_exercise(c: &mut CuckooFilter, items: &[&[u8]]) {
     assert!(c.num_filters() <= filters);
     assert_eq!(nonzero(&cf_data(c)), slots, "compaction lost fingerprints");
     check_cf(c);
+    check_counts(c);
+    check_reloads(c);
 }
 
 /// Chunk outcome per docs/cuckoo.md §14 step 4 from the sub-filter sizes: the offset.
@@ -215,12 +250,14 @@ fn spec_cf_chunk(sizes: &[u64], pos: i64, len: usize) -> Option<u64> {
 /// `CuckooFilter::from_header`: input bytes 0..38 are the header, byte 38
 /// (if any) the current bucket-size maximum. Checked against the spec's
 /// validation; accepted headers round-trip and give a working filter.
-/// The sub-filter sizes the spec gives a 38-byte header, if valid.
+/// The sub-filter sizes the spec gives a 38-byte header, if valid: the
+/// parameters, and numItems at most the slots (issue 30).
 fn spec_cf_header(header: &[u8], max_bs: u16) -> Option<Vec<u128>> {
     let nb = le_u64(header, 8);
     let nf = le_u64(header, 24) as u16;
     let (bs, mi, exp) = (le_u16(header, 32), le_u16(header, 34), le_u16(header, 36));
     spec_cf_params(nb, nf, bs, mi, exp, max_bs)
+        .filter(|sizes| u128::from(le_u64(header, 0)) <= sizes.iter().sum::<u128>())
 }
 
 pub fn cuckoo_header(data: &[u8]) {
@@ -324,6 +361,8 @@ pub fn cuckoo_chunks(data: &[u8]) {
         .collect();
     let total: u64 = sizes.iter().sum();
     let mut model = vec![0u8; total as usize];
+    // Fingerprints in the model, which may never exceed the header's count.
+    let (mut held, items) = (0u64, c.num_items());
     let genuine: Vec<(i64, Vec<u8>)> = orig.aof_chunks().map(|(p, d)| (p, d.to_vec())).collect();
     for _ in 0..64 {
         if inp.is_empty() {
@@ -341,7 +380,11 @@ pub fn cuckoo_chunks(data: &[u8]) {
             total as i64 + 2,
         ];
         let (pos, chunk) = chunk_input(&mut inp, &genuine, &orig_data, &specials);
-        let expected = spec_cf_chunk(&sizes, pos, chunk.len());
+        let expected = spec_cf_chunk(&sizes, pos, chunk.len()).and_then(|off| {
+            let range = off as usize..off as usize + chunk.len();
+            let after = held - nonzero(&model[range.clone()]) + nonzero(&chunk);
+            (after <= items).then_some((range, after))
+        });
         let got = c.load_chunk(pos, &chunk);
         assert_eq!(
             got.is_ok(),
@@ -349,14 +392,32 @@ pub fn cuckoo_chunks(data: &[u8]) {
             "CF.LOADCHUNK {pos} len {}",
             chunk.len()
         );
-        if let Some(off) = expected {
-            model[off as usize..off as usize + chunk.len()].copy_from_slice(&chunk);
+        if let Some((range, after)) = expected {
+            model[range].copy_from_slice(&chunk);
+            held = after;
         }
+        assert_eq!(
+            c.occupied(),
+            held,
+            "occupied slots after CF.LOADCHUNK {pos}"
+        );
+        assert!(c.counts_agree());
     }
     assert_eq!(cf_data(&c), model, "slots differ from the model");
+    check_counts(&c);
+    check_reloads(&c);
     if !mutated {
-        for (pos, chunk) in &genuine {
-            assert!(c.load_chunk(*pos, chunk).is_ok());
+        // A chunk taking fingerprints out always fits, and once those are
+        // in every other one does: two passes restore the original.
+        let refused: Vec<_> = genuine
+            .iter()
+            .filter(|(pos, chunk)| c.load_chunk(*pos, chunk).is_err())
+            .collect();
+        for (pos, chunk) in refused {
+            assert!(
+                c.load_chunk(*pos, chunk).is_ok(),
+                "genuine chunk {pos} refused twice"
+            );
         }
         assert!(c == orig, "header + chunks did not restore the filter");
         for h in &added {
@@ -396,6 +457,7 @@ pub fn cuckoo_rdb(data: &[u8]) {
     };
     assert!(encver <= 4);
     check_cf(&c);
+    check_counts(&c);
     assert!(c.bucket_size() <= max_bs);
     let mut saved: Vec<Primitive> = Vec::new();
     c.rdb_save(&mut saved);
@@ -416,7 +478,8 @@ pub fn cuckoo_rdb(data: &[u8]) {
     }
     assert!(r == c, "dump round trip of a loaded filter");
     cf_exercise(&mut c, &PROBE_ITEMS);
-    // Then items of the input itself: no counter wraps.
+    // Then items of the input itself: no counter wraps, and the counts stay
+    // within what the slots allow after every command.
     let items: Vec<&[u8]> = rest.chunks(3).take(64).collect();
     cf_exercise(&mut c, &items);
 }
@@ -539,6 +602,7 @@ pub fn cuckoo_model(data: &[u8]) {
         }
         assert_eq!(c.num_items(), items, "CF.INFO items");
         assert_eq!(c.num_deletes(), deletes, "CF.INFO deletes");
+        assert_eq!(c.occupied(), items, "occupied slots");
     }
     check_cf(&c);
     assert_eq!(nonzero(&cf_data(&c)), items, "occupied slots != numItems");

@@ -226,10 +226,12 @@ fn info_and_debug() {
     });
 }
 
-/// Counters are unsigned in RedisBloom and sent as `long long`: a delete
-/// from a filter loaded with numItems 0 shows -1 items, not a clamped value.
+/// Issue 30 (docs/differences.md §1 item 18): a data chunk holding more
+/// fingerprints than its header counts is refused, the key unchanged —
+/// RedisBloom loads it, and CF.DEL then shows -1 items. The counters never
+/// wrap: the key answers 0 items, 0 deletes.
 #[test]
-fn info_counters_wrap_like_redisbloom() {
+fn a_chunk_beyond_the_item_count_is_refused_unchanged() {
     each_of(all_flavors(), |c, resp3| {
         assert_eq!(line(c, "CF.ADD src x"), boolean(resp3, true));
         let header = c.cmd(&["CF.SCANDUMP", "src", "0"]).as_array()[1]
@@ -245,6 +247,7 @@ fn info_counters_wrap_like_redisbloom() {
             c.cmd(&[&b"CF.LOADCHUNK"[..], b"dst", b"1", &zero_items]),
             ok()
         );
+        let before = c.cmd(&["DUMP", "dst"]);
         let next = next.as_int().to_string();
         assert_eq!(
             c.cmd(&[
@@ -253,10 +256,24 @@ fn info_counters_wrap_like_redisbloom() {
                 next.as_bytes(),
                 chunk.as_bytes()
             ]),
+            err("Couldn't load chunk!")
+        );
+        assert_eq!(c.cmd(&["DUMP", "dst"]), before);
+        assert_eq!(line(c, "CF.EXISTS dst x"), boolean(resp3, false));
+        assert_eq!(line(c, "CF.DEL dst x"), boolean(resp3, false));
+        assert_eq!(info_values(c, "dst")[3..5], [0, 0]);
+        // The genuine header takes the same chunk.
+        assert_eq!(c.cmd(&[&b"CF.LOADCHUNK"[..], b"ok", b"1", &header]), ok());
+        assert_eq!(
+            c.cmd(&[
+                &b"CF.LOADCHUNK"[..],
+                b"ok",
+                next.as_bytes(),
+                chunk.as_bytes()
+            ]),
             ok()
         );
-        assert_eq!(line(c, "CF.DEL dst x"), boolean(resp3, true));
-        assert_eq!(info_values(c, "dst")[3..5], [-1, 1]);
+        assert_eq!(c.cmd(&["DUMP", "ok"]), c.cmd(&["DUMP", "src"]));
     });
 }
 
@@ -754,7 +771,8 @@ fn scandump_loadchunk_round_trip() {
 #[test]
 fn loadchunk_errors() {
     each_of(all_flavors(), |c, _| {
-        let good = cf_header(1, 4, 0, 1, 2, 20, 1);
+        // 8 items: the 8 slots the chunks below fill.
+        let good = cf_header(8, 4, 0, 1, 2, 20, 1);
         let load = |c: &mut Conn, key: &str, pos: &str, data: &[u8]| {
             c.cmd(&args!["CF.LOADCHUNK", key, pos, data])
         };
@@ -779,6 +797,7 @@ fn loadchunk_errors() {
             cf_header(1, 4, 0, 1, 2, 20, 32769),   // expansion above 32768
             cf_header(1, 4, 0, 2, 2, 20, 0),       // expansion 0 with 2 sub-filters
             cf_header(1, 4, 0, 3, 2, 20, 3),       // expansion not a power of two
+            cf_header(9, 4, 0, 1, 2, 20, 1),       // more items than its 8 slots
         ] {
             assert_eq!(load(c, "k", "1", &bad), cannot, "{bad:?}");
         }
@@ -793,7 +812,7 @@ fn loadchunk_errors() {
         assert_eq!(load(c, "k", "1", &good), ok());
         assert_eq!(
             debug(c, "k"),
-            "bktsize:2 buckets:4 items:1 deletes:0 filters:1 max_iterations:20 expansion:1"
+            "bktsize:2 buckets:4 items:8 deletes:0 filters:1 max_iterations:20 expansion:1"
         );
         assert_eq!(load(c, "k", "1", &good), err("ERR item exists"));
         let bad_chunk = err("Couldn't load chunk!");

@@ -270,7 +270,9 @@ fn item7_loadchunk_past_the_end_is_refused() {
     for flavor in all_flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
-        assert_eq!(line(&mut c, "CF.RESERVE k 100"), ok());
+        // `CF.RESERVE k 100`'s 128 slots, counting 3 items for the chunks below.
+        let header = filters::cf_header(3, 64, 0, 1, 2, 20, 1);
+        assert_eq!(loadchunk(&mut c, "k", 1, &header), ok());
         assert_eq!(line(&mut c, "CF.ADD k x"), int(1));
         let before = filters::scandump_with_end(&mut c, Fam::Cf, "k").0;
         assert_eq!(before[1].1.len(), 128);

@@ -92,6 +92,43 @@ fn rdb_debug_reload_and_restart() {
     }
 }
 
+/// Issue 30: a key saved between its CF.LOADCHUNKs (the header's count
+/// ahead of the fingerprints loaded so far) reloads, and the remaining
+/// chunks then complete it to the source's value (docs/cuckoo.md §13, §14).
+#[test]
+fn a_key_between_its_chunks_reloads_and_completes() {
+    for flavor in all_flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        assert_eq!(line(&mut c, "CF.RESERVE src 16 EXPANSION 2"), ok());
+        let items: Vec<String> = (0..300).map(|i| format!("i{i}")).collect();
+        let mut insert = vec!["CF.INSERT", "src", "ITEMS"];
+        insert.extend(items.iter().map(String::as_str));
+        assert_eq!(c.cmd(&insert).as_array().len(), items.len());
+        assert_eq!(line(&mut c, "CF.DEL src i7"), int(1));
+        let dump = filters::scandump(&mut c, Fam::Cf, "src");
+        let (header, chunks) = dump.split_first().expect("header");
+        assert!(chunks.len() >= 4, "{} sub-filters", chunks.len());
+        // Header, then the last and the first chunk.
+        let (first, rest) = chunks.split_first().expect("chunks");
+        let (last, middle) = rest.split_last().expect("chunks");
+        let loaded = [header.clone(), last.clone(), first.clone()];
+        filters::load_ok(&mut c, Fam::Cf, "dst", &loaded);
+        let before = snapshot(&mut c, Fam::Cf, "dst");
+        let payload = c.cmd(&["DUMP", "dst"]);
+        assert_eq!(line(&mut c, "DEBUG RELOAD"), ok(), "{flavor:?}");
+        assert_eq!(snapshot(&mut c, Fam::Cf, "dst"), before, "{flavor:?}");
+        assert_eq!(c.cmd(&["DUMP", "dst"]), payload, "{flavor:?}");
+        filters::load_ok(&mut c, Fam::Cf, "dst", middle);
+        assert_eq!(
+            c.cmd(&["DUMP", "dst"]),
+            c.cmd(&["DUMP", "src"]),
+            "{flavor:?}"
+        );
+        assert_eq!(line(&mut c, "CF.EXISTS dst i299"), int(1));
+    }
+}
+
 #[test]
 fn dump_restore_round_trip() {
     for flavor in all_flavors() {

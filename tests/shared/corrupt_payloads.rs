@@ -1601,6 +1601,7 @@ fn counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
     ] {
         out.push((format!("bloom: {what}"), edited(id, &p, ver, &edits)));
     }
+    cuckoo_counter_mismatches(c, &mut out);
     out.extend(cms_counter_mismatches(c));
     out.extend(valkey_bloom_counter_mismatches(c));
     out.extend(apbf_counter_mismatches(c));
@@ -1718,8 +1719,80 @@ fn valkey_bloom_counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
     .collect()
 }
 
-/// docs/bloom.md §9: Bloom counters that lie about the contents do not
-/// load (RESTORE, LOADCHUNK header); Cuckoo counters never wrap.
+/// Cuckoo: numItems below the fingerprints or above the slots, in a value of
+/// one sub-filter and of three (docs/cuckoo.md §13). Fields: numFilters,
+/// numBuckets, numItems, numDeletes, bucket size, max iterations,
+/// expansion, then per sub-filter N_i and the slots.
+fn cuckoo_counter_mismatches(c: &mut Conn, out: &mut Vec<(String, Vec<u8>)>) {
+    const ITEMS: usize = 2;
+    for (filters, setup) in [
+        (1, ["CF.RESERVE g 64", "CF.INSERT g ITEMS a b c"]),
+        (
+            3,
+            [
+                "CF.RESERVE g 4 BUCKETSIZE 1 EXPANSION 1",
+                "CF.INSERT g ITEMS k0 k1 k2 k3 k4 k5 k6 k7 k8 k9",
+            ],
+        ),
+    ] {
+        let (id, p, ver) = genuine_prims(c, &setup);
+        assert_eq!(p[0], Prim::U(filters), "{setup:?}");
+        let Prim::U(items) = p[ITEMS] else {
+            panic!("numItems {:?}", p[ITEMS]);
+        };
+        let slots: u64 = p
+            .iter()
+            .filter_map(|f| match f {
+                Prim::S(b) => Some(b.len() as u64),
+                _ => None,
+            })
+            .sum();
+        for (what, n) in [
+            ("count below the fingerprints", items - 1),
+            ("count 0 with fingerprints", 0),
+            ("count above the slots", slots + 1),
+            ("count at 2^64 - 1", u64::MAX),
+        ] {
+            let payload = edited(id, &p, ver, &[(ITEMS, n)]);
+            out.push((format!("cuckoo, {filters} sub-filters: {what}"), payload));
+        }
+    }
+}
+
+/// Cuckoo (docs/cuckoo.md §13, §14): counts between the fingerprints and
+/// the slots load by RESTORE (a key saved between its LOADCHUNKs); a header
+/// counting more items than its slots is refused, and so is a chunk
+/// bringing more fingerprints than its header counts, writing nothing.
+fn cuckoo_counts_between_the_bounds_and_loadchunk(c: &mut Conn) {
+    let (id, p, ver) = genuine_prims(c, &["CF.RESERVE g 64", "CF.INSERT g ITEMS a b c"]);
+    for n in [3, 64] {
+        c.cmd(&["DEL", "between"]);
+        let payload = edited(id, &p, ver, &[(2, n)]);
+        let r = c.cmd(&args!["RESTORE", "between", "0", &payload]);
+        assert_eq!(r, ok(), "{n} items of 64 slots, 3 fingerprints");
+    }
+    let (header, chunks) = scandump(c, Fam::Cf, "g");
+    assert_eq!(chunks.len(), 1);
+    let with_items = |n: u64| {
+        let mut h = header.clone();
+        h[..8].copy_from_slice(&n.to_le_bytes());
+        h
+    };
+    let r = c.cmd(&args!["CF.LOADCHUNK", "h", "1", with_items(65)]);
+    assert_eq!(r, err("Couldn't create filter!"));
+    assert_eq!(c.cmd(&["EXISTS", "h"]), int(0));
+    assert_eq!(c.cmd(&args!["CF.LOADCHUNK", "h", "1", with_items(2)]), ok());
+    let before = c.cmd(&["DUMP", "h"]);
+    let (pos, chunk) = &chunks[0];
+    let r = c.cmd(&args!["CF.LOADCHUNK", "h", pos.to_string(), chunk]);
+    assert_eq!(r, err("Couldn't load chunk!"));
+    assert_eq!(c.cmd(&["DUMP", "h"]), before);
+}
+
+/// Issue 30: counters that lie about the contents do not load, in every
+/// family that has them (RESTORE; LOADCHUNK where a header carries them):
+/// docs/bloom.md §9, cuckoo.md §13, cms.md §6.2, valkey-bloom.md §5,
+/// apbf.md §6.2; T-Digest's are in corrupt_tdigest_payloads_are_refused_or_work.
 #[test]
 fn counter_mismatches_are_refused() {
     for flavor in flavors() {
@@ -1731,15 +1804,7 @@ fn counter_mismatches_are_refused() {
             assert_eq!(r, err("ERR Bad data format"), "{flavor:?} {what}");
             assert_eq!(c.cmd(&["EXISTS", "victim"]), int(0), "{what}");
         }
-        // Cuckoo counts are not held to the slots (docs/cuckoo.md §13): a
-        // count below the fingerprints loads, and CF.DEL stops at 0.
-        let (id, p, ver) = genuine_prims(&mut c, &["CF.RESERVE g 64", "CF.ADD g a"]);
-        let fewer = edited(id, &p, ver, &[(2, 0)]);
-        assert_eq!(c.cmd(&args!["RESTORE", "fewer", "0", &fewer]), ok());
-        assert_eq!(line(&mut c, "CF.DEL fewer a"), int(1));
-        let info = line(&mut c, "CF.INFO fewer");
-        assert_eq!(info.as_array()[7], int(0), "items: {info:?}");
-        assert_eq!(info.as_array()[9], int(1), "deletes: {info:?}");
+        cuckoo_counts_between_the_bounds_and_loadchunk(&mut c);
         // BF.LOADCHUNK: a link count above its capacity.
         line(&mut c, "BF.RESERVE bf 0.01 5");
         line(&mut c, "BF.MADD bf a b c");

@@ -7,7 +7,7 @@
 //! whose older sub-filters are full (e.g. crafted by CF.LOADCHUNK with
 //! thousands of full sub-filters) compacts in linear instead of quadratic time.
 
-use super::{alt, CuckooFilter, SubFilter};
+use super::{alt, slot_count, CuckooFilter, SubFilter};
 
 impl CuckooFilter {
     /// Compacts sub-filters newest to second-oldest. CF.COMPACT passes
@@ -21,7 +21,7 @@ impl CuckooFilter {
                 let emptied = self.compact_one(i, &mut room);
                 // Only the newest sub-filter is freed; emptied middle ones
                 // stay. Without memory to shrink the record array it stays too.
-                if emptied && i + 1 == self.filters.len() {
+                if emptied && i + 1 == self.filters.len() && self.rest_holds_count(i) {
                     let _ = crate::alloc::try_pop_exact(&mut self.filters);
                 }
                 if !emptied && !continue_after_failure {
@@ -30,6 +30,14 @@ impl CuckooFilter {
             }
         }
         self.num_deletes = 0;
+    }
+
+    /// Whether the sub-filters before `i` have slots for numItems. Always so
+    /// when the count is the fingerprints held; a key between LOADCHUNKs
+    /// counts items still to come, and keeps the slots its count claims
+    /// (docs/cuckoo.md §14).
+    fn rest_holds_count(&self, i: usize) -> bool {
+        self.num_items <= slot_count(self.filters.get(..i).unwrap_or_default())
     }
 
     /// Tries to move every fingerprint of sub-filter `i` into an older one;
@@ -41,15 +49,20 @@ impl CuckooFilter {
         let Some(cur) = rest.first_mut() else {
             return false;
         };
+        if cur.occupied() == 0 {
+            return true;
+        }
         let mut all_moved = true;
         let bs = cur.bs();
-        for (j, bucket) in (0u64..).zip(cur.slots_mut().chunks_exact_mut(bs)) {
-            for slot in bucket.iter_mut().filter(|s| **s != 0) {
-                if relocate(older, room, j, *slot) {
-                    *slot = 0;
-                } else {
-                    all_moved = false;
-                }
+        for offset in 0..cur.len() {
+            let fp = cur.slots().get(offset).copied().unwrap_or(0);
+            if fp == 0 {
+                continue;
+            }
+            if relocate(older, room, (offset / bs) as u64, fp) {
+                cur.set(offset, 0);
+            } else {
+                all_moved = false;
             }
         }
         all_moved
@@ -89,7 +102,7 @@ impl Room {
         free.extend(
             filters
                 .iter()
-                .map(|f| f.slots().iter().filter(|&&s| s == 0).count() as u64),
+                .map(|f| (f.len() as u64).saturating_sub(f.occupied())),
         );
         next.extend(0..=filters.len());
         let mut room = Room { free, next };
@@ -148,6 +161,7 @@ mod tests {
         let mut header = [0u8; 38];
         header[8] = 1; // 1 bucket
         header[24..26].copy_from_slice(&2000u16.to_le_bytes()); // sub-filters
+        header[..8].copy_from_slice(&(2000u64 * 255).to_le_bytes()); // items
         header[32] = 255; // bucket size
         header[34] = 20; // max iterations
         header[36] = 1; // expansion

@@ -17,7 +17,8 @@ pub enum HeaderError {
     CannotCreate,
 }
 
-/// A data chunk does not fit the filter: `Couldn't load chunk!`.
+/// A data chunk does not fit the filter, or would leave more fingerprints
+/// than the item count: `Couldn't load chunk!`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkError;
 
@@ -82,9 +83,15 @@ impl CuckooFilter {
         // Every sub-filter size is checked before anything is allocated: a
         // header whose 55th sub-filter overflows must not first allocate (and,
         // on servers without try-calloc, touch) gigabytes for the earlier ones.
+        let mut slots = 0u64;
         for i in 0..h.num_filters {
-            sub_filter_buckets(h.num_buckets, h.expansion, i)?
+            let size = sub_filter_buckets(h.num_buckets, h.expansion, i)?
                 .checked_mul(u64::from(h.bucket_size))?;
+            slots = slots.saturating_add(size);
+        }
+        // More items than slots: no filter holds that (docs/cuckoo.md §14).
+        if h.num_items > slots {
+            return None;
         }
         let mut filters = Vec::new();
         filters.try_reserve_exact(usize::from(h.num_filters)).ok()?;
@@ -117,19 +124,21 @@ impl CuckooFilter {
     }
 
     /// `CF.LOADCHUNK key pos data` for pos ≠ 1: `pos` is the position after the
-    /// chunk. The chunk must lie inside one sub-filter (no wrap, docs/differences.md §1 item 7).
+    /// chunk. The chunk must lie inside one sub-filter (no wrap, docs/differences.md §1 item 7)
+    /// and leave at most numItems fingerprints in the filter (docs/cuckoo.md §14):
+    /// memory never holds what the RDB loader refuses.
     pub fn load_chunk(&mut self, pos: i64, data: &[u8]) -> Result<(), ChunkError> {
         let len = data.len() as u64;
         let end = u64::try_from(pos).ok().and_then(|p| p.checked_sub(1));
         let mut offset = end.filter(|&e| len != 0 && e >= len).ok_or(ChunkError)? - len;
+        let (occupied, num_items) = (self.occupied(), self.num_items);
         for f in self.filters.iter_mut() {
-            let size = f.slots().len() as u64;
+            let size = f.len() as u64;
             if offset < size {
                 let start = usize::try_from(offset).map_err(|_| ChunkError)?;
-                let range = start..start.checked_add(data.len()).ok_or(ChunkError)?;
-                let dst = f.slots_mut().get_mut(range).ok_or(ChunkError)?;
-                dst.copy_from_slice(data);
-                return Ok(());
+                let elsewhere = occupied.saturating_sub(f.occupied());
+                let fits = |after: u64| elsewhere.saturating_add(after) <= num_items;
+                return f.load(start, data, fits).then_some(()).ok_or(ChunkError);
             }
             offset -= size;
         }

@@ -49,7 +49,7 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     ],
 };
 
-use crate::alloc::{try_push_exact, try_zeroed, AllocError};
+use crate::alloc::{try_push_exact, AllocError};
 use crate::hash::murmur64a;
 use subfilter::SubFilter;
 
@@ -282,8 +282,8 @@ impl CuckooFilter {
 
     /// Sub-filter number `i`, zeroed; fails as growth does (docs/cuckoo.md §3).
     fn new_sub_filter(&self, i: usize) -> Result<SubFilter, AllocError> {
-        let (n, bytes) = self.sub_filter_shape(i)?;
-        SubFilter::new(n, self.bucket_size, try_zeroed(bytes)?).ok_or(AllocError)
+        let (n, _) = self.sub_filter_shape(i)?;
+        SubFilter::zeroed(n, self.bucket_size)
     }
 
     /// Buckets and bytes of sub-filter number `i` (docs/cuckoo.md §3).
@@ -328,7 +328,9 @@ impl CuckooFilter {
             return InsertOutcome::Exists;
         }
         loop {
-            if self.first_fit(h) || self.kick_out(h) {
+            // A key between LOADCHUNKs counts items whose chunks are still to
+            // come: once its count claims every slot it is full (docs/cuckoo.md §14).
+            if self.num_items < self.slot_count() && (self.first_fit(h) || self.kick_out(h)) {
                 self.num_items = self.num_items.saturating_add(1);
                 return InsertOutcome::Inserted;
             }
@@ -417,8 +419,8 @@ impl CuckooFilter {
         if !self.filters.iter_mut().rev().any(|f| f.delete(h)) {
             return false;
         }
-        // A loaded count can be below the fingerprints (LOADCHUNK data is not
-        // counted, docs/cuckoo.md §13): saturate where RedisBloom wraps.
+        // Never below the fingerprints (counts_agree), so this cannot meet 0;
+        // it saturates anyway where RedisBloom wraps.
         self.num_items = self.num_items.saturating_sub(1);
         self.num_deletes = self.num_deletes.saturating_add(1);
         if self.filters.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10 {
@@ -458,6 +460,25 @@ impl CuckooFilter {
         self.num_items
     }
 
+    /// Slots holding a fingerprint.
+    pub fn occupied(&self) -> u64 {
+        self.filters
+            .iter()
+            .fold(0u64, |acc, f| acc.saturating_add(f.occupied()))
+    }
+
+    /// Slots of all sub-filters.
+    fn slot_count(&self) -> u64 {
+        slot_count(&self.filters)
+    }
+
+    /// The item count agrees with the slots, as every loader requires and
+    /// every command keeps: at least the fingerprints held (more while
+    /// LOADCHUNK data is still to come), at most the slots (docs/cuckoo.md §13).
+    pub fn counts_agree(&self) -> bool {
+        self.occupied() <= self.num_items && self.num_items <= self.slot_count()
+    }
+
     pub fn num_deletes(&self) -> u64 {
         self.num_deletes
     }
@@ -482,11 +503,8 @@ impl CuckooFilter {
 
     /// CF.INFO `Size` (docs/cuckoo.md §11).
     pub fn size_bytes(&self) -> u64 {
-        let slots = self
-            .filters
-            .iter()
-            .fold(0u64, |acc, f| acc.saturating_add(f.slots().len() as u64));
-        (FILTER_RECORD + SUB_FILTER_RECORD * u64::from(self.num_filters())).saturating_add(slots)
+        (FILTER_RECORD + SUB_FILTER_RECORD * u64::from(self.num_filters()))
+            .saturating_add(self.slot_count())
     }
 
     /// CF.DEBUG reply (docs/cuckoo.md §11).
@@ -504,13 +522,17 @@ impl CuckooFilter {
     }
 }
 
+/// Slots of `filters`.
+fn slot_count(filters: &[SubFilter]) -> u64 {
+    filters
+        .iter()
+        .fold(0u64, |acc, f| acc.saturating_add(f.len() as u64))
+}
+
 /// Exchanges `cur` with slot `v` of bucket `j` (kick-out step).
 #[inline]
 fn swap_slot(f: &mut SubFilter, j: u64, v: usize, cur: &mut u8) {
-    let slot = f
-        .bucket_range(j)
-        .and_then(|r| f.slots_mut().get_mut(r.start.checked_add(v)?));
-    if let Some(slot) = slot {
-        std::mem::swap(slot, cur);
+    if let Some(offset) = f.bucket_range(j).and_then(|r| r.start.checked_add(v)) {
+        f.swap(offset, cur);
     }
 }

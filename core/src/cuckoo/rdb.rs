@@ -35,7 +35,8 @@ impl CuckooFilter {
     /// Reads a value of encoding `encver`, validated like a LOADCHUNK header:
     /// every sub-filter must have exactly the bucket count growth would give
     /// it (encoding 4) or the base count (older encodings, which grew without
-    /// expansion), and a buffer of that many buckets. Buffers are adopted.
+    /// expansion), and a buffer of that many buckets; numItems must lie
+    /// between the fingerprints held and the slots. Buffers are adopted.
     ///
     /// `max_bucket_size` bounds the bucket size; passing 255 keeps filters
     /// created before cf-initial-size was lowered loadable.
@@ -112,6 +113,10 @@ impl CuckooFilter {
             filters.push(SubFilter::new(n, bucket_size, data).ok_or(LoadError::Invalid)?);
         }
         cf.filters = filters.into_boxed_slice();
+        // Counts that lie about the slots (docs/cuckoo.md §13, issue 30).
+        if !cf.counts_agree() {
+            return Err(LoadError::Invalid);
+        }
         Ok(cf)
     }
 }

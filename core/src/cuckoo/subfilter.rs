@@ -3,20 +3,30 @@
 //! The record is 16 bytes, like RedisBloom's (bucket count and bucket size in
 //! one word, then a thin pointer to the slots): a filter's record array is
 //! allocated per filter, and identical filters must take identical memory.
+//! The word also counts the occupied (non-zero) slots, so that a LOADCHUNK
+//! chunk is checked against the item count without a scan of the filter
+//! (docs/cuckoo.md §14); every write goes through this file and keeps it.
 
 use std::ptr::NonNull;
 
-use crate::alloc::{try_copy, AllocError, Block};
+use crate::alloc::{try_copy, try_zeroed, AllocError, Block};
 
-/// Bits of `shape` holding the bucket mask; the bucket size is above them.
-const MASK_BITS: u32 = 56;
-const MASK: u64 = (1 << MASK_BITS) - 1;
+/// `shape`: log2 N in the low bits, then the bucket size, then the occupied count.
+const LOG2_BITS: u32 = 6;
+const BS_SHIFT: u32 = LOG2_BITS;
+const COUNT_SHIFT: u32 = BS_SHIFT + 8;
+/// Slots a sub-filter may have: its occupied count must fit the 50 bits
+/// left (1 PiB, beyond any allocation a server makes).
+const MAX_SLOTS: u64 = (1 << (64 - COUNT_SHIFT)) - 1;
+/// Bucket counts stay below 2^56 (docs/cuckoo.md §4): log2 N at most 55.
+const MAX_LOG2: u32 = 55;
 
-/// Invariants (checked by [`SubFilter::new`], the only constructor): `N` is a
-/// power of two below 2^56, `bs` is in 1..=255, and `slots` owns exactly
-/// `N × bs` bytes from the global allocator (a `Box<[u8]>` in thin form).
+/// Invariants (checked by [`SubFilter::new`] and [`SubFilter::zeroed`], the
+/// only constructors): `N` is a power of two below 2^56, `bs` is in 1..=255,
+/// `N × bs ≤ MAX_SLOTS`, `slots` owns exactly `N × bs` bytes from the global
+/// allocator (a `Box<[u8]>` in thin form), and the occupied count is the
+/// number of non-zero slots.
 pub(super) struct SubFilter {
-    /// `N - 1` in the low 56 bits, `bs` in the high 8.
     shape: u64,
     slots: NonNull<u8>,
 }
@@ -26,47 +36,95 @@ pub(super) struct SubFilter {
 unsafe impl Send for SubFilter {}
 unsafe impl Sync for SubFilter {}
 
+/// Non-zero bytes of `b`: the fingerprints it holds (fingerprints are 1..=255).
+pub(super) fn occupied_in(b: &[u8]) -> u64 {
+    b.iter().filter(|&&x| x != 0).count() as u64
+}
+
 impl SubFilter {
-    /// Adopts `slots` as `num_buckets` buckets of `bs` slots; `None` (and
-    /// `slots` freed) unless the invariants hold.
-    pub(super) fn new(num_buckets: u64, bs: u16, slots: Box<[u8]>) -> Option<SubFilter> {
+    /// The shape word (occupied count 0) and slot count of `num_buckets`
+    /// buckets of `bs` slots, if the invariants allow them.
+    fn shape(num_buckets: u64, bs: u16) -> Option<(u64, u64)> {
         let bs = u8::try_from(bs).ok().filter(|&b| b > 0)?;
         let len = num_buckets.checked_mul(u64::from(bs))?;
-        if !num_buckets.is_power_of_two() || num_buckets > MASK || len != slots.len() as u64 {
+        let log2 = num_buckets.trailing_zeros();
+        if !num_buckets.is_power_of_two() || log2 > MAX_LOG2 || len > MAX_SLOTS {
             return None;
         }
-        // `len ≥ 1`, so the pointer is a real allocation, never null.
-        let slots = NonNull::new(Box::into_raw(slots).cast::<u8>())?;
-        Some(SubFilter {
-            shape: (num_buckets - 1) | u64::from(bs) << MASK_BITS,
-            slots,
-        })
+        Some((u64::from(log2) | u64::from(bs) << BS_SHIFT, len))
+    }
+
+    fn from_parts(shape: u64, slots: Box<[u8]>) -> SubFilter {
+        SubFilter {
+            shape,
+            slots: NonNull::from(Box::leak(slots)).cast::<u8>(),
+        }
+    }
+
+    /// Adopts `slots` as `num_buckets` buckets of `bs` slots, counting its
+    /// fingerprints; `None` (and `slots` freed) unless the invariants hold.
+    pub(super) fn new(num_buckets: u64, bs: u16, slots: Box<[u8]>) -> Option<SubFilter> {
+        let (shape, len) = Self::shape(num_buckets, bs)?;
+        if len != slots.len() as u64 {
+            return None;
+        }
+        let mut f = Self::from_parts(shape, slots);
+        f.set_occupied(occupied_in(f.slots()));
+        Some(f)
+    }
+
+    /// `num_buckets` empty buckets of `bs` slots; the storage is not touched
+    /// (lazily zeroed pages stay so).
+    pub(super) fn zeroed(num_buckets: u64, bs: u16) -> Result<SubFilter, AllocError> {
+        let (shape, len) = Self::shape(num_buckets, bs).ok_or(AllocError)?;
+        Ok(Self::from_parts(shape, try_zeroed(len)?))
     }
 
     pub(super) fn try_clone(&self) -> Result<SubFilter, AllocError> {
-        let copy = try_copy(self.slots())?;
-        SubFilter::new(self.num_buckets(), self.bs() as u16, copy).ok_or(AllocError)
+        Ok(Self::from_parts(self.shape, try_copy(self.slots())?))
     }
 
     /// `N - 1`: bucket `h mod N` is `h & mask`.
     #[inline]
     pub(super) fn mask(&self) -> u64 {
-        self.shape & MASK
+        self.num_buckets() - 1
     }
 
+    #[inline]
     pub(super) fn num_buckets(&self) -> u64 {
-        self.mask() + 1
+        1 << (self.shape & ((1 << LOG2_BITS) - 1))
     }
 
     #[inline]
     pub(super) fn bs(&self) -> usize {
-        (self.shape >> MASK_BITS) as usize
+        (self.shape >> BS_SHIFT) as u8 as usize
+    }
+
+    /// Slots holding a fingerprint.
+    #[inline]
+    pub(super) fn occupied(&self) -> u64 {
+        self.shape >> COUNT_SHIFT
+    }
+
+    fn set_occupied(&mut self, n: u64) {
+        let shape = self.shape & ((1 << COUNT_SHIFT) - 1);
+        self.shape = shape | n.min(MAX_SLOTS) << COUNT_SHIFT;
+    }
+
+    /// Keeps the occupied count when a slot goes from `before` to `after`.
+    #[inline]
+    fn recount(&mut self, before: u8, after: u8) {
+        match (before != 0, after != 0) {
+            (false, true) => self.set_occupied(self.occupied().saturating_add(1)),
+            (true, false) => self.set_occupied(self.occupied().saturating_sub(1)),
+            _ => {}
+        }
     }
 
     #[inline]
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         // Fits: it is the length of the Box the slots came from.
-        (self.mask() as usize + 1) * self.bs()
+        self.num_buckets() as usize * self.bs()
     }
 
     #[inline]
@@ -75,8 +133,9 @@ impl SubFilter {
         unsafe { std::slice::from_raw_parts(self.slots.as_ptr(), self.len()) }
     }
 
+    /// Private: every write keeps the occupied count.
     #[inline]
-    pub(super) fn slots_mut(&mut self) -> &mut [u8] {
+    fn slots_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `slots`, and `&mut self` makes the access exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.slots.as_ptr(), self.len()) }
     }
@@ -115,8 +174,47 @@ impl SubFilter {
     #[inline]
     pub(super) fn set(&mut self, offset: usize, fp: u8) {
         if let Some(slot) = self.slots_mut().get_mut(offset) {
-            *slot = fp;
+            let before = std::mem::replace(slot, fp);
+            self.recount(before, fp);
         }
+    }
+
+    /// Exchanges `cur` with the slot at `offset` (a kick-out step).
+    #[inline]
+    pub(super) fn swap(&mut self, offset: usize, cur: &mut u8) {
+        if let Some(slot) = self.slots_mut().get_mut(offset) {
+            std::mem::swap(slot, cur);
+            let after = *slot;
+            self.recount(*cur, after);
+        }
+    }
+
+    /// Copies `data` to the slots from `start` if it lies inside them and
+    /// `fits` accepts the occupied count it would leave; else writes nothing.
+    pub(super) fn load(
+        &mut self,
+        start: usize,
+        data: &[u8],
+        fits: impl FnOnce(u64) -> bool,
+    ) -> bool {
+        let Some(end) = start.checked_add(data.len()) else {
+            return false;
+        };
+        let Some(dst) = self.slots().get(start..end) else {
+            return false;
+        };
+        let after = self
+            .occupied()
+            .saturating_sub(occupied_in(dst))
+            .saturating_add(occupied_in(data));
+        if !fits(after) {
+            return false;
+        }
+        if let Some(dst) = self.slots_mut().get_mut(start..end) {
+            dst.copy_from_slice(data);
+            self.set_occupied(after);
+        }
+        true
     }
 
     pub(super) fn count_in(&self, h: u64, fp: u8) -> u64 {
@@ -186,6 +284,35 @@ mod tests {
         assert!(SubFilter::new(4, 0, Box::default()).is_none());
         assert!(SubFilter::new(1, 256, vec![0; 256].into()).is_none());
         assert!(SubFilter::new(1 << 56, 1, Box::default()).is_none());
+        assert!(SubFilter::shape(1 << 49, 1).is_some());
+        assert!(SubFilter::shape(1 << 49, 2).is_none(), "2^50 slots");
+    }
+
+    /// Every write keeps the count of non-zero slots; a refused load writes nothing.
+    #[test]
+    fn writes_keep_the_occupied_count() {
+        let mut f = SubFilter::new(4, 2, vec![0, 3, 0, 0, 9, 9, 0, 1].into()).unwrap();
+        let check = |f: &SubFilter| assert_eq!(f.occupied(), occupied_in(f.slots()));
+        assert_eq!(f.occupied(), 4);
+        f.set(0, 5);
+        f.set(1, 0);
+        f.set(4, 6);
+        check(&f);
+        let mut cur = 7;
+        f.swap(2, &mut cur);
+        assert_eq!((cur, f.occupied()), (0, 5));
+        f.swap(4, &mut cur);
+        assert_eq!((cur, f.occupied()), (6, 4));
+        check(&f);
+        let before = f.slots().to_vec();
+        assert!(!f.load(6, &[1, 1], |after| after <= 4));
+        assert!(!f.load(7, &[1, 1], |_| true), "past the end");
+        assert_eq!(f.slots(), before);
+        assert!(f.load(6, &[0, 0], |after| after <= 4));
+        assert_eq!(f.occupied(), 3);
+        check(&f);
+        assert_eq!(f.try_clone().unwrap().occupied(), 3);
+        assert_eq!(SubFilter::zeroed(8, 2).unwrap().occupied(), 0);
     }
 
     #[test]

@@ -355,10 +355,10 @@ fn rdb_rejections() {
 fn rdb_legacy_encoding() {
     let b = |n| Primitive::Buffer(vec![7; n]);
     let u = Primitive::Unsigned;
-    let cf = load(&[u(2), u(4), u(3), b(8), b(8)], 2).unwrap();
+    let cf = load(&[u(2), u(4), u(16), b(8), b(8)], 2).unwrap();
     assert_eq!(
         cf.debug_string(),
-        "bktsize:2 buckets:4 items:3 deletes:0 filters:2 max_iterations:20 expansion:1"
+        "bktsize:2 buckets:4 items:16 deletes:0 filters:2 max_iterations:20 expansion:1"
     );
     assert_eq!(
         cf.filters
@@ -372,7 +372,7 @@ fn rdb_legacy_encoding() {
         ..LEGACY
     };
     let cf = CuckooFilter::rdb_load(
-        &mut PrimitiveSource::new(&[u(1), u(4), u(0), b(8)]),
+        &mut PrimitiveSource::new(&[u(1), u(4), u(8), b(8)]),
         3,
         odd,
         255,
@@ -394,7 +394,7 @@ fn rdb_legacy_multi_sub_filter_saves_a_loadable_value() {
             expansion,
             ..LEGACY
         };
-        let stream = [u(2), u(4), u(3), b(8), b(8)];
+        let stream = [u(2), u(4), u(16), b(8), b(8)];
         let cf =
             CuckooFilter::rdb_load(&mut PrimitiveSource::new(&stream), 2, legacy, 255).unwrap();
         assert_eq!(cf.expansion(), 1);
@@ -462,6 +462,8 @@ fn aof_chunks_equal_the_scandump_iteration() {
 #[test]
 fn load_chunk_bounds() {
     let mut cf = filter(100, 2, 20, 1);
+    // Room for the chunks' fingerprints (a header would carry the count).
+    cf.num_items = 4;
     assert_eq!(bytes(&cf).len(), 128);
     // docs/differences.md §1 item 7: past the end must not wrap into the last sub-filter.
     assert_eq!(cf.load_chunk(203, b"dd"), Err(ChunkError));
@@ -476,6 +478,7 @@ fn load_chunk_bounds() {
     assert_eq!((&b[..2], &b[126..]), (&b"ab"[..], &b"dd"[..]));
     // A chunk may not straddle two sub-filters.
     let mut cf = three_sub_filters();
+    cf.num_items = 4;
     assert_eq!(cf.load_chunk(11, &[1; 4]), Err(ChunkError));
     cf.load_chunk(13, &[1; 4]).unwrap();
     assert_eq!(bytes(&cf)[8..12], [1; 4]);
@@ -587,6 +590,7 @@ proptest! {
             }
             prop_assert_eq!(cf.num_items(), items);
             prop_assert_eq!(occupied(&cf), items);
+            prop_assert_eq!(cf.occupied(), items);
             for (i, &n) in copies.iter().enumerate().filter(|&(i, _)| unique(i)) {
                 prop_assert_eq!(cf.contains(hashes[i]), n > 0, "item {}", i);
                 prop_assert!(cf.count(hashes[i]) >= n);
@@ -641,18 +645,197 @@ fn a_growth_above_the_limit_is_refused_and_changes_nothing() {
     assert!(free.num_filters() > 1);
 }
 
-/// Issue 30: a count below the fingerprints (LOADCHUNK data is not
-/// counted) never wraps: CF.DEL stops at 0 where RedisBloom wraps.
+/// Issue 30: no counter wraps. A count below the fingerprints cannot be
+/// loaded (counts_agree); should one arise, CF.DEL stops at 0 where
+/// RedisBloom wraps.
 #[test]
 fn counters_never_wrap() {
     let mut cf = filter(64, 2, 20, 1);
     assert_eq!(cf.insert(h("x")), Inserted);
-    let mut p = saved(&cf);
-    p[2] = Primitive::Unsigned(0);
-    let mut cf = load(&p, 4).unwrap();
+    cf.num_items = 0;
     assert!(cf.delete(h("x")));
     assert_eq!((cf.num_items(), cf.num_deletes()), (0, 1));
-    cf.num_items = u64::MAX;
-    assert_eq!(cf.insert(h("y")), Inserted);
-    assert_eq!(cf.num_items(), u64::MAX);
+    cf.num_deletes = u64::MAX;
+    assert_eq!(cf.insert(h("x")), Inserted);
+    assert!(cf.delete(h("x")));
+    assert_eq!(cf.num_deletes(), u64::MAX);
+}
+
+/// `saved(cf)` with the item count `n` (primitive 2).
+fn saved_with_items(cf: &CuckooFilter, n: u64) -> Vec<Primitive> {
+    let mut p = saved(cf);
+    p[2] = Primitive::Unsigned(n);
+    p
+}
+
+/// Issue 30: the RDB loader takes an item count between the fingerprints
+/// held and the slots, and nothing outside.
+#[test]
+fn rdb_counts_between_the_fingerprints_and_the_slots() {
+    let mut cf = filter(4, 1, 5, 1);
+    for i in 0..10 {
+        assert_eq!(cf.insert(h(&format!("k{i}"))), Inserted);
+    }
+    assert_eq!(
+        (cf.num_filters(), cf.occupied(), cf.slot_count()),
+        (3, 10, 12)
+    );
+    assert!(cf.counts_agree());
+    for n in 10..=12 {
+        let loaded = load(&saved_with_items(&cf, n), 4).unwrap();
+        assert_eq!((loaded.num_items(), loaded.occupied()), (n, 10));
+    }
+    for n in [0, 9, 13, u64::MAX] {
+        assert_eq!(
+            load(&saved_with_items(&cf, n), 4),
+            Err(LoadError::Invalid),
+            "{n}"
+        );
+    }
+    // numDeletes (primitive 3) counts deletes since the last compaction: no bound.
+    let mut p = saved(&cf);
+    p[3] = Primitive::Unsigned(u64::MAX);
+    assert_eq!(load(&p, 4).unwrap().num_deletes(), u64::MAX);
+}
+
+/// Issue 30: a LOADCHUNK header may not count more items than its slots.
+#[test]
+fn header_counts_at_most_the_slots() {
+    let with_items = |n: u64| {
+        let mut hdr = header(4, 2, 2, 20, 2);
+        hdr[..8].copy_from_slice(&n.to_le_bytes());
+        CuckooFilter::from_header(&hdr, 255).map(|cf| cf.slot_count())
+    };
+    assert_eq!(with_items(24), Ok(24));
+    assert_eq!(with_items(0), Ok(24));
+    assert_eq!(with_items(25), Err(HeaderError::CannotCreate));
+    assert_eq!(with_items(u64::MAX), Err(HeaderError::CannotCreate));
+}
+
+/// A genuine filter of three sub-filters (56 slots, 39 items).
+fn genuine() -> CuckooFilter {
+    let mut cf = filter(8, 2, 20, 2);
+    for i in 0..40 {
+        assert_eq!(cf.insert(h(&format!("g{i}"))), Inserted);
+    }
+    assert!(cf.delete(h("g3")));
+    assert_eq!(
+        (cf.num_filters(), cf.slot_count(), cf.num_items()),
+        (3, 56, 39)
+    );
+    cf
+}
+
+/// Issue 30: a genuine dump loads in any chunk order, with chunks repeated,
+/// and a key saved between its chunks reloads and is then completed.
+#[test]
+fn genuine_chunks_load_in_any_order_and_between_reloads() {
+    let orig = genuine();
+    let (hdr, chunks): (_, Vec<_>) = (orig.encode_header(), orig.aof_chunks().collect());
+    let orders: [&[usize]; 4] = [&[0, 1, 2], &[2, 1, 0], &[1, 1, 2, 0, 2, 0], &[2, 0, 2, 1]];
+    for order in orders {
+        let mut cf = CuckooFilter::from_header(&hdr, 255).unwrap();
+        for &k in order {
+            let (pos, chunk) = chunks[k];
+            cf.load_chunk(pos, chunk).unwrap();
+            assert!(cf.counts_agree());
+            // Saved here and reloaded (a restart, a migration's snapshot).
+            cf = load(&saved(&cf), 4).unwrap();
+        }
+        assert_eq!(cf, orig, "{order:?}");
+    }
+}
+
+/// Issue 30: a chunk that would leave more fingerprints than the header
+/// counts is refused and writes nothing — such as chunks read from a filter
+/// that took an item after its header was read.
+#[test]
+fn a_chunk_beyond_the_count_is_refused_unchanged() {
+    let mut source = genuine();
+    let mut cf = CuckooFilter::from_header(&source.encode_header(), 255).unwrap();
+    assert_eq!(source.insert(h("late")), Inserted);
+    let mut refused = 0;
+    for (pos, chunk) in source.aof_chunks() {
+        let before = bytes(&cf);
+        match cf.load_chunk(pos, chunk) {
+            Ok(()) => {}
+            Err(ChunkError) => {
+                refused += 1;
+                assert_eq!(bytes(&cf), before);
+            }
+        }
+        assert!(cf.counts_agree());
+    }
+    assert_eq!(refused, 1);
+    // One byte more than the count, alone.
+    let mut cf = filter(8, 2, 20, 1);
+    assert_eq!(cf.load_chunk(2, &[9]), Err(ChunkError));
+    assert_eq!(bytes(&cf), vec![0; 8]);
+}
+
+/// Issue 30: commands on a key between LOADCHUNKs, whose count is ahead of
+/// its fingerprints, keep the count within the slots: a filter whose count
+/// claims every slot is full, and compaction keeps the slots it claims.
+#[test]
+fn commands_between_chunks_keep_the_count_within_the_slots() {
+    // Non-scaling, 8 slots, all claimed by the header, no chunk yet.
+    let mut hdr = header(4, 1, 2, 20, 0);
+    hdr[..8].copy_from_slice(&8u64.to_le_bytes());
+    let mut cf = CuckooFilter::from_header(&hdr, 255).unwrap();
+    assert_eq!(cf.insert(h("a")), NoSpace);
+    assert_eq!((cf.num_items(), cf.occupied()), (8, 0));
+    // Scaling: it grows first.
+    hdr[36] = 1;
+    let mut cf = CuckooFilter::from_header(&hdr, 255).unwrap();
+    assert_eq!(cf.insert(h("a")), Inserted);
+    assert_eq!((cf.num_filters(), cf.num_items(), cf.occupied()), (2, 9, 1));
+    assert!(cf.counts_agree());
+    // Compaction moves "a" into sub-filter 0 but keeps sub-filter 1: the
+    // count claims its slots.
+    cf.compact(true);
+    assert_eq!((cf.num_filters(), cf.filters[0].occupied()), (2, 1));
+    assert!(cf.counts_agree());
+    assert_eq!(load(&saved(&cf), 4).unwrap(), cf);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Issue 30's crucial rule: whatever chunks (genuine, repeated, crafted)
+    /// and commands reach a key after its header, memory holds only values
+    /// the RDB loader takes, and the count stays within the slots.
+    #[test]
+    fn half_loaded_keys_always_reload(
+        steps in proptest::collection::vec((0u8..6, 0usize..64, proptest::collection::vec(0u8..4, 1..6)), 1..40),
+        // The genuine count is 39 of 56 slots.
+        count in 34u64..=56,
+    ) {
+        let orig = genuine();
+        let (mut hdr, chunks): (_, Vec<_>) = (orig.encode_header(), orig.aof_chunks().collect());
+        hdr[..8].copy_from_slice(&count.to_le_bytes());
+        let mut cf = CuckooFilter::from_header(&hdr, 255).unwrap();
+        for (kind, at, junk) in steps {
+            match kind {
+                0 | 1 => {
+                    let (pos, chunk) = chunks[at % chunks.len()];
+                    let _ = cf.load_chunk(pos, chunk);
+                }
+                2 => {
+                    let total = cf.slot_count() as usize;
+                    let pos = (at % total + junk.len() + 1) as i64;
+                    let _ = cf.load_chunk(pos, &junk);
+                }
+                3 => {
+                    for k in 0..junk.len() * 4 {
+                        cf.insert(h(&format!("c{at}.{k}")));
+                    }
+                }
+                4 => { cf.delete(h(&format!("g{at}"))); }
+                _ => cf.compact(at % 2 == 0),
+            }
+            prop_assert_eq!(cf.occupied(), occupied(&cf));
+            prop_assert!(cf.counts_agree(), "{}", cf.debug_string());
+            prop_assert_eq!(&load(&saved(&cf), 4).unwrap(), &cf);
+        }
+    }
 }

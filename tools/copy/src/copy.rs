@@ -191,6 +191,9 @@ enum Read {
 
 /// Reads `key` from the source, the key WATCHed, passing each chunk to
 /// `sink`; then its PTTL in a transaction that fails if it was written.
+/// A key written meanwhile is `Changed` even if a chunk was refused: chunks
+/// read after a write may hold more fingerprints than the header counts,
+/// which the target refuses (docs/cuckoo.md §14).
 fn read_watched(
     src: &mut Connection,
     c: Chunked,
@@ -198,11 +201,13 @@ fn read_watched(
     sink: impl FnMut(i64, &[u8]) -> RedisResult<()>,
 ) -> RedisResult<Read> {
     q::<()>(redis::cmd("WATCH").arg(key), src)?;
-    let read = read_chunks(src, c, key, sink)?;
+    let read = read_chunks(src, c, key, sink);
     let ttl: Option<(i64,)> = redis::pipe().atomic().cmd("PTTL").arg(key).query(src)?;
-    Ok(match (read, ttl) {
-        (_, None) => Read::Changed,
-        (Some(read), Some((pttl,))) if pttl != -2 => Read::Done(read, pttl),
+    let Some((pttl,)) = ttl else {
+        return Ok(Read::Changed);
+    };
+    Ok(match read? {
+        Some(read) if pttl != -2 => Read::Done(read, pttl),
         _ => Read::NoChunks,
     })
 }
