@@ -1778,15 +1778,15 @@ fn cuckoo_counts_between_the_bounds_and_loadchunk(c: &mut Conn) {
         h[..8].copy_from_slice(&n.to_le_bytes());
         h
     };
-    let r = c.cmd(&args!["CF.LOADCHUNK", "h", "1", with_items(65)]);
+    let r = c.cmd(&args!["CF.LOADCHUNK", "cf-h", "1", with_items(65)]);
     assert_eq!(r, err("Couldn't create filter!"));
-    assert_eq!(c.cmd(&["EXISTS", "h"]), int(0));
-    assert_eq!(c.cmd(&args!["CF.LOADCHUNK", "h", "1", with_items(2)]), ok());
-    let before = c.cmd(&["DUMP", "h"]);
+    assert_eq!(c.cmd(&["EXISTS", "cf-h"]), int(0));
+    assert_eq!(c.cmd(&args!["CF.LOADCHUNK", "cf-h", "1", with_items(2)]), ok());
+    let before = c.cmd(&["DUMP", "cf-h"]);
     let (pos, chunk) = &chunks[0];
-    let r = c.cmd(&args!["CF.LOADCHUNK", "h", pos.to_string(), chunk]);
+    let r = c.cmd(&args!["CF.LOADCHUNK", "cf-h", pos.to_string(), chunk]);
     assert_eq!(r, err("Couldn't load chunk!"));
-    assert_eq!(c.cmd(&["DUMP", "h"]), before);
+    assert_eq!(c.cmd(&["DUMP", "cf-h"]), before);
 }
 
 /// Issue 30: counters that lie about the contents do not load, in every
