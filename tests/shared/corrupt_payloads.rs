@@ -1590,7 +1590,83 @@ fn counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
     ] {
         out.push((format!("bloom: {what}"), edited(id, &p, ver, &edits)));
     }
+    out.extend(tdigest_counter_mismatches(c));
     out
+}
+
+/// T-Digest counters against the nodes (docs/tdigest.md §7.2): compression,
+/// min, max, capacity, merged and unmerged nodes, compressions, merged and
+/// unmerged weight, then the merged means and weights. A merged weight
+/// above the centroids' stays accepted: RedisBloom writes such digests
+/// (zero-weight nodes, totals rounded past 2^53).
+fn tdigest_counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
+    let (id, p, ver) = genuine_prims(
+        c,
+        &[
+            "TDIGEST.CREATE g COMPRESSION 10",
+            "TDIGEST.ADD g 1 2 3 4 5 6 7 8 9 10 11 12",
+        ],
+    );
+    let (Prim::U(cap), Prim::U(merged), Prim::D(mw)) = (&p[3], &p[4], &p[7]) else {
+        panic!("header {p:?}");
+    };
+    let (cap, merged, mw) = (*cap, *merged as usize, *mw);
+    assert_eq!(p.len(), 9 + 2 * merged, "merged centroids only");
+    let unedited = dump::payload(id, &p, ver);
+    assert_eq!(c.cmd(&args!["RESTORE", "g2", "0", &unedited]), ok());
+    let weight = |i: usize| 9 + merged + i;
+    let huge = 2f64.powi(62);
+    let cases: Vec<(&str, Vec<(usize, Prim)>)> = vec![
+        (
+            "merged weight below the centroids'",
+            vec![(7, Prim::D(mw - 1.0))],
+        ),
+        ("merged weight without merged nodes", vec![(4, Prim::U(0))]),
+        (
+            "merged nodes above the capacity",
+            vec![(4, Prim::U(cap + 1))],
+        ),
+        (
+            "merged and unmerged nodes above the capacity",
+            vec![(5, Prim::U(cap + 1 - merged as u64))],
+        ),
+        (
+            "unmerged weight without unmerged nodes",
+            vec![(8, Prim::D(1.0))],
+        ),
+        ("a merged weight of 2^63", vec![(7, Prim::D(huge * 2.0))]),
+        (
+            "a negative centroid weight",
+            vec![(weight(0), Prim::D(-1.0))],
+        ),
+        (
+            "a centroid weight of 2^63",
+            vec![(weight(0), Prim::D(huge * 2.0))],
+        ),
+        (
+            "centroid weights wrapping i64",
+            vec![
+                (7, Prim::D(huge)),
+                (weight(0), Prim::D(huge)),
+                (weight(1), Prim::D(huge)),
+            ],
+        ),
+        ("a negative compression count", vec![(6, Prim::U(u64::MAX))]),
+        (
+            "capacity other than the compression's",
+            vec![(3, Prim::U(cap + 6))],
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(what, edits)| {
+            let mut q = p.clone();
+            for (i, v) in edits {
+                q[i] = v;
+            }
+            (format!("tdigest: {what}"), dump::payload(id, &q, ver))
+        })
+        .collect()
 }
 
 /// docs/bloom.md §9: Bloom counters that lie about the contents do not
