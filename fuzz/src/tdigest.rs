@@ -94,6 +94,83 @@ fn check_info(td: &TDigest) {
     assert!(!td.min().is_nan() && !td.max().is_nan());
 }
 
+/// Issue 30: INFO's counts stay within what the contents allow, however
+/// the digest was made: Observations is both weights (no wrap), the
+/// unmerged nodes weigh at most the unmerged weight (exactly it but for
+/// RedisBloom's zero-weight nodes), and the centroids at most what a load
+/// accepts for the merged weight (docs/tdigest.md §7.2 item 4: a little
+/// more, what rounding past 2^53 drops from the total, within i64).
+fn check_counts(td: &TDigest) {
+    let w = words(td);
+    let merged = td.merged_nodes() as usize;
+    let weights: Vec<i128> = w[9..].chunks(2).map(|p| i128::from(p[1] as i64)).collect();
+    assert_eq!(weights.len(), merged + td.unmerged_nodes() as usize);
+    assert!(weights.iter().all(|&x| x >= 0), "negative node weight");
+    let (mw, uw) = (
+        i128::from(td.merged_weight()),
+        i128::from(td.unmerged_weight()),
+    );
+    assert_eq!(
+        i128::from(td.size()),
+        mw + uw,
+        "Observations is not both weights"
+    );
+    let (centroids, unmerged) = weights.split_at(merged);
+    assert!(
+        unmerged.iter().sum::<i128>() <= uw,
+        "unmerged nodes outweigh"
+    );
+    let sum: i128 = centroids.iter().sum();
+    assert!(
+        sum <= (mw + (mw >> 20)).min(i128::from(i64::MAX)),
+        "centroids outweigh"
+    );
+}
+
+/// A compressed save loads back, to a digest that saves the same image
+/// (weights past 2^53 round in it, so the state itself may differ).
+fn reloads(td: &mut TDigest) {
+    td.compress();
+    let image = saved(td);
+    let back = TDigest::rdb_load(&mut PrimitiveSource::new(&image), 0).expect("saved image");
+    check_counts(&back);
+    assert_eq!(encode_primitives(&saved(&back)), encode_primitives(&image));
+}
+
+/// Commands on a loaded digest, driven by `ops` (issue 30): self-merges
+/// (×2 to ×4), bursts of adds, an add of a weight up to 2^62 (as a merge's
+/// centroid), compressions. Failures are overflows; after each the
+/// counts hold, and at the end the digest saves into an image that loads.
+fn commands(td: &mut TDigest, ops: &[u8]) {
+    for &op in ops.iter().take(160) {
+        let arg = op >> 2;
+        match op & 3 {
+            0 => {
+                let Ok(mut m) = TDigest::new(td.compression()) else {
+                    return;
+                };
+                let all = (0..=arg % 3 + 1).all(|_| m.merge_from(td).1.is_ok());
+                if all {
+                    *td = m;
+                }
+            }
+            1 => {
+                let values: Vec<f64> = (0..arg).map(|i| f64::from(i % 7)).collect();
+                let _ = td.add_values(&values);
+            }
+            2 => {
+                let _ = td.add(f64::from(arg), 1 << (arg % 63));
+            }
+            _ => {
+                td.compress();
+            }
+        }
+        check(td);
+        check_counts(td);
+    }
+    reloads(td);
+}
+
 /// `TDigest::rdb_load` over raw bytes (`ByteSource` primitives): refused
 /// cleanly, or a digest that keeps its invariants, saves and reloads to
 /// itself, answers, merges, takes more values (short of 2^61 of them),
@@ -105,8 +182,13 @@ pub fn tdigest_rdb(data: &[u8]) {
     let Ok(mut td) = TDigest::rdb_load(&mut ByteSource::new(data), 0) else {
         return;
     };
+    // The header's nine words, then a mean and a weight per centroid.
+    let ops = data
+        .get(8 * (9 + 2 * td.merged_nodes() as usize)..)
+        .unwrap_or_default();
     check(&td);
     check_info(&td);
+    check_counts(&td);
     let mut td = round_trip(&mut td);
     // Merges and adds succeed, and what they add survives a reload, short
     // of 2^61 observations and unless RedisBloom's zero-weight unmerged
@@ -137,6 +219,7 @@ pub fn tdigest_rdb(data: &[u8]) {
     }
     check(&td);
     check_info(&td);
+    check_counts(&td);
     if roomy {
         let back = round_trip(&mut td);
         if td.size() > 1 {
@@ -147,6 +230,7 @@ pub fn tdigest_rdb(data: &[u8]) {
             );
         }
     }
+    commands(&mut td, ops);
 }
 
 fn reply_text(e: ArgError) -> Option<&'static str> {
@@ -287,6 +371,8 @@ pub fn tdigest_model(data: &[u8]) {
             }
         }
         check(&a);
+        check_counts(&a);
+        check_counts(&b);
         assert_eq!(a.size(), added);
         assert!(a.total_compressions() >= 0);
     }
@@ -303,6 +389,18 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         td.compress();
         out.push(("tdigest_rdb", encode_primitives(&saved(&td))));
     }
+    // A digest then commands (issue 30): self-merges ×4; weights 2^62 down
+    // to 2^10 (a total 2^63 − 1024, where a double is every 1024); bursts of
+    // adds that each compression drops from the total.
+    let mut td = TDigest::new(100.0).expect("seed digest");
+    td.add(1.0, 1).expect("seed add");
+    td.add(2.0, 1).expect("seed add");
+    td.compress();
+    let mut image = encode_primitives(&saved(&td));
+    image.extend([0x00, 0x04]);
+    image.extend((10..=62u8).rev().map(|bit| bit << 2 | 2));
+    image.extend([0xfd, 0x03].repeat(32));
+    out.push(("tdigest_rdb", image));
     for line in [
         "COMPRESSION\n100",
         "1\n2.5\n-0\n0x10\ninf",

@@ -1605,6 +1605,7 @@ fn counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
     out.extend(cms_counter_mismatches(c));
     out.extend(valkey_bloom_counter_mismatches(c));
     out.extend(apbf_counter_mismatches(c));
+    out.extend(tdigest_counter_mismatches(c));
     out
 }
 
@@ -1781,7 +1782,10 @@ fn cuckoo_counts_between_the_bounds_and_loadchunk(c: &mut Conn) {
     let r = c.cmd(&args!["CF.LOADCHUNK", "cf-h", "1", with_items(65)]);
     assert_eq!(r, err("Couldn't create filter!"));
     assert_eq!(c.cmd(&["EXISTS", "cf-h"]), int(0));
-    assert_eq!(c.cmd(&args!["CF.LOADCHUNK", "cf-h", "1", with_items(2)]), ok());
+    assert_eq!(
+        c.cmd(&args!["CF.LOADCHUNK", "cf-h", "1", with_items(2)]),
+        ok()
+    );
     let before = c.cmd(&["DUMP", "cf-h"]);
     let (pos, chunk) = &chunks[0];
     let r = c.cmd(&args!["CF.LOADCHUNK", "cf-h", pos.to_string(), chunk]);
@@ -1789,10 +1793,85 @@ fn cuckoo_counts_between_the_bounds_and_loadchunk(c: &mut Conn) {
     assert_eq!(c.cmd(&["DUMP", "cf-h"]), before);
 }
 
+/// T-Digest counters against the nodes (docs/tdigest.md §7.2): compression,
+/// min, max, capacity, merged and unmerged nodes, compressions, merged and
+/// unmerged weight, then the merged means and weights. A merged weight
+/// above the centroids' stays accepted: RedisBloom writes such digests
+/// (zero-weight nodes, totals rounded past 2^53).
+fn tdigest_counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
+    let (id, p, ver) = genuine_prims(
+        c,
+        &[
+            "TDIGEST.CREATE g COMPRESSION 10",
+            "TDIGEST.ADD g 1 2 3 4 5 6 7 8 9 10 11 12",
+        ],
+    );
+    let (Prim::U(cap), Prim::U(merged), Prim::D(mw)) = (&p[3], &p[4], &p[7]) else {
+        panic!("header {p:?}");
+    };
+    let (cap, merged, mw) = (*cap, *merged as usize, *mw);
+    assert_eq!(p.len(), 9 + 2 * merged, "merged centroids only");
+    let unedited = dump::payload(id, &p, ver);
+    assert_eq!(c.cmd(&args!["RESTORE", "g2", "0", &unedited]), ok());
+    let weight = |i: usize| 9 + merged + i;
+    let huge = 2f64.powi(62);
+    let cases: Vec<(&str, Vec<(usize, Prim)>)> = vec![
+        (
+            "merged weight below the centroids'",
+            vec![(7, Prim::D(mw - 1.0))],
+        ),
+        ("merged weight without merged nodes", vec![(4, Prim::U(0))]),
+        (
+            "merged nodes above the capacity",
+            vec![(4, Prim::U(cap + 1))],
+        ),
+        (
+            "merged and unmerged nodes above the capacity",
+            vec![(5, Prim::U(cap + 1 - merged as u64))],
+        ),
+        (
+            "unmerged weight without unmerged nodes",
+            vec![(8, Prim::D(1.0))],
+        ),
+        ("a merged weight of 2^63", vec![(7, Prim::D(huge * 2.0))]),
+        (
+            "a negative centroid weight",
+            vec![(weight(0), Prim::D(-1.0))],
+        ),
+        (
+            "a centroid weight of 2^63",
+            vec![(weight(0), Prim::D(huge * 2.0))],
+        ),
+        (
+            "centroid weights wrapping i64",
+            vec![
+                (7, Prim::D(huge)),
+                (weight(0), Prim::D(huge)),
+                (weight(1), Prim::D(huge)),
+            ],
+        ),
+        ("a negative compression count", vec![(6, Prim::U(u64::MAX))]),
+        (
+            "capacity other than the compression's",
+            vec![(3, Prim::U(cap + 6))],
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(what, edits)| {
+            let mut q = p.clone();
+            for (i, v) in edits {
+                q[i] = v;
+            }
+            (format!("tdigest: {what}"), dump::payload(id, &q, ver))
+        })
+        .collect()
+}
+
 /// Issue 30: counters that lie about the contents do not load, in every
 /// family that has them (RESTORE; LOADCHUNK where a header carries them):
 /// docs/bloom.md §9, cuckoo.md §13, cms.md §6.2, valkey-bloom.md §5,
-/// apbf.md §6.2; T-Digest's are in corrupt_tdigest_payloads_are_refused_or_work.
+/// apbf.md §6.2, tdigest.md §7.2.
 #[test]
 fn counter_mismatches_are_refused() {
     for flavor in flavors() {

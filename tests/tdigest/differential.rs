@@ -9,8 +9,10 @@
 //! too (a DUMP compresses in both modules alike).
 //!
 //! The allowlist (`RULES`) holds the 2.8.2 → 8.x differences of
-//! docs/tdigest.md §11 and the defect rsbloom chose not to reproduce
-//! (§7.3: the observation of a one-observation digest survives a reload).
+//! docs/tdigest.md §11 and the defects rsbloom chose not to reproduce
+//! (§7.3: the observation of a one-observation digest survives a reload;
+//! docs/differences.md §1 item 17: a digest whose centroids fill every slot
+//! takes further observations).
 //!
 //! The driver and its environment variables: `common::diff::driver`
 //! (`make test-long` runs 1 000 000 commands).
@@ -27,7 +29,8 @@ use rand::{Rng, SeedableRng};
 
 // ---------------------------------------------------------------------------
 // Allowlist: (args, rsbloom reply, reference reply) pairs that differ by
-// design. None of them leaves the two digests different.
+// design. Only a full digest taking more leaves the two digests different
+// (its key is reset).
 // ---------------------------------------------------------------------------
 
 /// The fields of an INFO reply, RESP2 (flat) or RESP3 (map).
@@ -57,14 +60,28 @@ fn info_fields(r: &Reply) -> Option<Vec<(String, Reply)>> {
     }
 }
 
-const RULES: &[Rule] = &[Rule {
-    // 8.x counts the 80-byte record, 2.8.2 the size of a pointer.
-    name: "info-memory-usage",
-    cite: "docs/tdigest.md §11 item 1 (RedisBloom #946)",
-    diverges: None,
-    applies: |args, rs, rf| {
-        upper(&args[0]) == "TDIGEST.INFO"
-            && match (info_fields(rs), info_fields(rf)) {
+const RULES: &[Rule] = &[
+    Rule {
+        // Merged centroids fill every slot (self-merges of a small
+        // compression build it, inside a MERGE too): RedisBloom answers
+        // overflow, rsbloom merges the lightest pair and adds. rsbloom's own
+        // overflows (weights near 2^63) come before RedisBloom's, never after.
+        name: "full-digest-takes-more",
+        cite: "docs/differences.md §1 item 17 (issue 30)",
+        diverges: Some(1),
+        applies: |args, rs, rf| {
+            matches!(upper(&args[0]).as_str(), "TDIGEST.ADD" | "TDIGEST.MERGE")
+                && *rs == ok()
+                && *rf == err("ERR T-Digest: overflow detected")
+        },
+    },
+    Rule {
+        // 8.x counts the 80-byte record, 2.8.2 the size of a pointer.
+        name: "info-memory-usage",
+        cite: "docs/tdigest.md §11 item 1 (RedisBloom #946)",
+        diverges: None,
+        applies: |args, rs, rf| {
+            upper(&args[0]) == "TDIGEST.INFO" && match (info_fields(rs), info_fields(rf)) {
                 (Some(a), Some(b)) => {
                     a.len() == 9 && a.iter().zip(&b).all(|((ka, va), (kb, vb))| {
                         ka == kb
@@ -77,8 +94,9 @@ const RULES: &[Rule] = &[Rule {
                 }
                 _ => false,
             }
+        },
     },
-}];
+];
 
 // ---------------------------------------------------------------------------
 // Generator
@@ -597,4 +615,13 @@ fn allowlist_is_narrow() {
     assert!(applies(info(9840), info(9768)));
     assert!(!applies(info(9841), info(9768)));
     assert!(!applies(info(9768), info(9840)));
+    let overflow = err("ERR T-Digest: overflow detected");
+    let full = |args: &[&str], rs: &Reply, rf: &Reply| {
+        rule_name(RULES, args, rs.clone(), rf.clone()) == Some("full-digest-takes-more")
+    };
+    assert!(full(&["TDIGEST.ADD", "k", "1"], &ok(), &overflow));
+    assert!(full(&["TDIGEST.MERGE", "k", "1", "k"], &ok(), &overflow));
+    assert!(!full(&["TDIGEST.ADD", "k", "1"], &overflow, &ok()));
+    assert!(!full(&["TDIGEST.ADD", "k", "1"], &ok(), &err("ERR other")));
+    assert!(!full(&["TDIGEST.RESET", "k"], &ok(), &overflow));
 }

@@ -312,8 +312,12 @@ fn reads_while_writes_are_paused() {
 
 /// Failed writes replicate what they changed: a MERGE that overflows has
 /// compressed its sources, an ADD that overflows keeps the values before the
-/// failing one. (Weights near 2^63: merging a digest into itself doubles
-/// it. Compared through the stream only: RDB weights are doubles.)
+/// failing one. The total is built exactly: 2W + 1 up to 2^50 − 1, then
+/// doubled to 2^63 − 8192, where the next doubling overflows and an ADD
+/// stops after 6 144 values, the centroids' limit (docs/tdigest.md §4.3
+/// step 3) — before the 12 010 slots of compression 2000 fill, so no
+/// compression hides the failure. (Compared through the stream only: RDB
+/// weights are doubles.)
 #[test]
 fn failed_writes_replicate_what_they_changed() {
     for flavor in flavors() {
@@ -322,24 +326,26 @@ fn failed_writes_replicate_what_they_changed() {
             .start();
         let replica = master.start_replica();
         let (mut mc, mut rc) = (master.conn(), replica.conn());
-        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "d", "COMPRESSION", "5"]), ok());
-        assert_eq!(mc.cmd(&["TDIGEST.ADD", "d", "1", "2", "3"]), ok());
-        let overflow = err("ERR T-Digest: overflow detected");
-        let (mut merges_failed, mut adds_failed) = (0, 0);
-        for i in 0..70 {
-            let r = mc.cmd(&["TDIGEST.MERGE", "d", "2", "d", "d"]);
-            merges_failed += usize::from(r == overflow);
-            let add: Vec<String> = ["TDIGEST.ADD", "d"]
-                .iter()
-                .map(|s| s.to_string())
-                .chain((0..9).map(|j| (i * 10 + j).to_string()))
-                .collect();
-            adds_failed += usize::from(mc.cmd(&add) == overflow);
-        }
-        assert!(
-            merges_failed > 0 && adds_failed > 0,
-            "{merges_failed} {adds_failed}"
+        assert_eq!(
+            mc.cmd(&["TDIGEST.CREATE", "d", "COMPRESSION", "2000"]),
+            ok()
         );
+        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "one"]), ok());
+        assert_eq!(mc.cmd(&["TDIGEST.ADD", "d", "1"]), ok());
+        assert_eq!(mc.cmd(&["TDIGEST.ADD", "one", "0"]), ok());
+        for _ in 0..49 {
+            assert_eq!(mc.cmd(&["TDIGEST.MERGE", "d", "2", "d", "one"]), ok());
+        }
+        for _ in 0..13 {
+            assert_eq!(mc.cmd(&["TDIGEST.MERGE", "d", "1", "d"]), ok());
+        }
+        let overflow = err("ERR T-Digest: overflow detected");
+        assert_eq!(mc.cmd(&["TDIGEST.MERGE", "d", "1", "d"]), overflow);
+        let mut add = sargs(&["TDIGEST.ADD", "d"]);
+        add.extend((0..7000).map(|v| v.to_string().into_bytes()));
+        assert_eq!(mc.cmd(&add), overflow);
+        let info = mc.cmd(&["TDIGEST.INFO", "d"]);
+        assert_eq!(info.as_array()[7], int(6144), "{flavor:?}: values kept");
         sync(&mut mc, &mut rc);
         let d = mc.cmd(&["DEBUG", "DIGEST-VALUE", "d"]);
         assert_eq!(
@@ -409,61 +415,84 @@ fn cross(flavor: Flavor, seed: u64) {
     }
 }
 
-/// Issue 30: a digest whose merged centroids fill every slot (compression 1,
-/// 16 centroids in 16 slots; what a compression after TDIGEST.MERGE can
-/// leave) takes further observations — a slot is freed by merging the
-/// lightest adjacent pair (docs/tdigest.md §4.3) — and the replica, which
-/// replays the adds, ends with the same digest and DUMP bytes.
+/// Issue 30: a digest whose merged centroids fill every slot, built by
+/// commands (docs/tdigest.md §4.3): compression 1 (16 slots), then nine
+/// rounds of a self-merge (×49) and a new extreme value, then a read
+/// compresses 16 nodes and merges none. RedisBloom 2.8.2 builds the same
+/// digest (INFO and DUMP bytes equal, checked on Redis 8.6) and answers the
+/// next ADD with `overflow detected`, which is why the adds after it are not
+/// compared with it; rsbloom frees a slot by merging the lightest adjacent
+/// pair and takes them (docs/differences.md §1). The total stays below 2^53,
+/// so every observation counts. The replica replays the adds: INFO, DUMP
+/// bytes, QUANTILE and CDF equal.
 #[test]
 fn full_digest_takes_further_observations_on_both() {
-    use common::dump::{self, Prim};
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let master = Server::start(flavor, Module::Rsbloom);
         let replica = master.start_replica();
         let (mut mc, mut rc) = (master.conn(), replica.conn());
-        assert_eq!(mc.cmd(&["TDIGEST.CREATE", "probe"]), ok());
-        let probe = mc.cmd(&["DUMP", "probe"]);
-        let (id, _) = dump::parse(probe.as_bytes());
-        let weights: Vec<u64> = (0..16).map(|i| [10, 1, 1, 7][i % 4]).collect();
-        let mut prims = vec![
-            Prim::D(1.0),
-            Prim::D(0.0),
-            Prim::D(15.0),
-            Prim::U(16),
-            Prim::U(16),
-            Prim::U(0),
-            Prim::U(1),
-            Prim::D(weights.iter().sum::<u64>() as f64),
-            Prim::D(0.0),
-        ];
-        prims.extend((0..16).map(|i| Prim::D(f64::from(i))));
-        prims.extend(weights.iter().map(|&w| Prim::D(w as f64)));
-        let payload = dump::payload(id, &prims, dump::rdb_version(probe.as_bytes()));
-        assert_eq!(mc.cmd(&args!["RESTORE", "full", "0", &payload]), ok());
+        let full = fill(&mut mc);
+        let info = mc.cmd(&["TDIGEST.INFO", "d"]);
+        let (merged, unmerged) = (&info.as_array()[5], &info.as_array()[7]);
+        assert_eq!((merged, unmerged), (&int(16), &int(0)), "{flavor:?}");
+        if flavor == Flavor::Redis86 {
+            let oracle = Server::start(flavor, Module::Reference);
+            let mut oc = oracle.conn();
+            assert_eq!(
+                fill(&mut oc),
+                full,
+                "RedisBloom 2.8.2 builds the same digest"
+            );
+            let fields = |i: &Reply| i.as_array()[..16].to_vec();
+            assert_eq!(fields(&oc.cmd(&["TDIGEST.INFO", "d"])), fields(&info));
+            assert_eq!(
+                oc.cmd(&["TDIGEST.ADD", "d", "20"]),
+                err("ERR T-Digest: overflow detected")
+            );
+        }
         for values in ["20", "-3 7.5 7.5 100", "1 2 3 4 5 6 7 8 9 10 11 12"] {
-            let mut add = sargs(&["TDIGEST.ADD", "full"]);
+            let mut add = sargs(&["TDIGEST.ADD", "d"]);
             add.extend(values.split(' ').map(|v| v.as_bytes().to_vec()));
             assert_eq!(mc.cmd(&add), ok(), "{flavor:?}: ADD {values}");
         }
-        let info = mc.cmd(&["TDIGEST.INFO", "full"]);
-        let observations = weights.iter().sum::<u64>() as i64 + 17;
+        let observations = info.as_array()[13].as_int() + 17;
+        let info = mc.cmd(&["TDIGEST.INFO", "d"]);
         assert_eq!(
             info.as_array()[13],
             int(observations),
             "{flavor:?}: {info:?}"
         );
         sync(&mut mc, &mut rc);
-        assert_eq!(rc.cmd(&["TDIGEST.INFO", "full"]), info, "{flavor:?}");
-        let d = mc.cmd(&["DUMP", "full"]);
-        assert_eq!(rc.cmd(&["DUMP", "full"]), d, "{flavor:?}: DUMP bytes");
-        assert_eq!(
-            mc.cmd(&["TDIGEST.QUANTILE", "full", "0", "0.5", "1"]),
-            rc.cmd(&["TDIGEST.QUANTILE", "full", "0", "0.5", "1"])
-        );
+        assert_eq!(rc.cmd(&["TDIGEST.INFO", "d"]), info, "{flavor:?}");
+        let d = mc.cmd(&["DUMP", "d"]);
+        assert_eq!(rc.cmd(&["DUMP", "d"]), d, "{flavor:?}: DUMP bytes");
+        for read in [
+            &["TDIGEST.QUANTILE", "d", "0", "0.01", "0.5", "0.99", "1"][..],
+            &["TDIGEST.CDF", "d", "-3", "7", "20", "100"],
+        ] {
+            assert_eq!(mc.cmd(read), rc.cmd(read), "{flavor:?}: {read:?}");
+        }
         assert_eq!(
             mc.cmd(&args!["RESTORE", "again", "0", d.as_bytes()]),
             ok(),
             "{flavor:?}: its DUMP restores"
         );
     }
+}
+
+/// The sequence of docs/tdigest.md §4.3 that fills every slot of a digest:
+/// returns its DUMP.
+fn fill(c: &mut Conn) -> Reply {
+    assert_eq!(c.cmd(&["TDIGEST.CREATE", "d", "COMPRESSION", "1"]), ok());
+    assert_eq!(c.cmd(&["TDIGEST.ADD", "d", "0"]), ok());
+    let merge: Vec<&str> = ["TDIGEST.MERGE", "d", "48"]
+        .into_iter()
+        .chain(["d"; 48])
+        .collect();
+    for extreme in ["-1", "2", "-3", "4", "-5", "6", "-7", "8", "-9"] {
+        assert_eq!(c.cmd(&merge), ok());
+        assert_eq!(c.cmd(&["TDIGEST.ADD", "d", extreme]), ok());
+    }
+    assert!(!c.cmd(&["TDIGEST.CDF", "d", "0"]).is_error());
+    c.cmd(&["DUMP", "d"])
 }

@@ -77,6 +77,9 @@ const TWO_PI: f64 = std::f64::consts::TAU;
 /// 2^63: a total weight whose double reaches it does not convert back.
 pub(crate) const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
+/// 2^53: totals below it are exact doubles.
+const TWO_POW_53: f64 = 9_007_199_254_740_992.0;
+
 /// Bytes of the digest record (RedisBloom's struct on LP64, and this one).
 const RECORD_BYTES: u64 = 80;
 
@@ -255,9 +258,9 @@ impl TDigest {
         self.max
     }
 
-    /// Observations: both weights (wrapping like the C sum).
+    /// Observations: both weights (their sum fits: §4.3 step 3, §7.2).
     pub fn size(&self) -> i64 {
-        self.merged_weight.wrapping_add(self.unmerged_weight)
+        self.merged_weight.saturating_add(self.unmerged_weight)
     }
 
     /// Nodes in use: the merged ones, then the unmerged ones.
@@ -313,7 +316,14 @@ impl TDigest {
         // total that no save can load back (§7.2).
         let nu = self.unmerged_weight.checked_add(w).ok_or(Overflow)?;
         nu.checked_add(self.merged_weight).ok_or(Overflow)?;
-        if self.merged_weight as f64 + nu as f64 >= TWO_POW_63 {
+        let total = self.merged_weight as f64 + nu as f64;
+        if total >= TWO_POW_63 {
+            return Err(Overflow);
+        }
+        // Past 2^53 that total rounds, and what a compression drops from it
+        // stays in the centroids, whose sum then outgrows the merged weight
+        // cycle after cycle: stop before a save could not load back (§4.3).
+        if total >= TWO_POW_53 && !self.centroids_fit(nu, total) {
             return Err(Overflow);
         }
         // Step 2, after the checks that change nothing: RedisBloom fails
@@ -340,6 +350,21 @@ impl TDigest {
         Ok(())
     }
 
+    /// Whether the centroids, with `nu` of unmerged weight merged into them
+    /// (total `total`), still weigh what a load accepts for that total once
+    /// a save has rounded each weight to a double (up to 2^-53 of it more).
+    fn centroids_fit(&self, nu: i64, total: f64) -> bool {
+        let merged: i128 = self
+            .nodes
+            .weights()
+            .iter()
+            .take(self.merged_nodes as usize)
+            .map(|&w| i128::from(w))
+            .sum();
+        let sum = merged + i128::from(nu);
+        sum + (sum >> 52) <= i128::from(rdb::centroid_weight_limit(c_i64(total)))
+    }
+
     /// Frees a slot of a digest whose merged centroids fill it: the two
     /// adjacent centroids of least combined weight (the leftmost such pair)
     /// become one, by the merge pass's formula. False when nothing can be
@@ -354,7 +379,7 @@ impl TDigest {
         let Some(i) = (0..n - 1).min_by_key(|&i| weights[i].saturating_add(weights[i + 1])) else {
             return false;
         };
-        // Weights are non-negative and sum to the merged weight (< 2^63).
+        // Weights are non-negative and sum within i64 (§4.3 step 3).
         weights[i] = weights[i].saturating_add(weights[i + 1]);
         if weights[i] != 0 {
             let delta = means[i + 1] - means[i];
@@ -496,7 +521,8 @@ fn merge_pass(means: &mut [f64], weights: &mut [i64], total: f64, normalizer: f6
         let q0 = weight_so_far / total;
         let q2 = (weight_so_far + proposed) / total;
         if z <= q0 * (1.0 - q0) && z <= q2 * (1.0 - q2) {
-            weights[cur] = weights[cur].wrapping_add(weights[i]);
+            // Never saturates: the centroids sum within i64 (§4.3 step 3).
+            weights[cur] = weights[cur].saturating_add(weights[i]);
             let delta = means[i] - means[cur];
             means[cur] += (delta * weights[i] as f64) / weights[cur] as f64;
         } else {

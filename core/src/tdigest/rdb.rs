@@ -214,9 +214,14 @@ fn check_weights<'a>(
     merged_weight: i64,
 ) -> Result<(), LoadError> {
     let sum = weights.try_fold(0i64, |acc, &w| acc.checked_add(w));
-    let limit = merged_weight.saturating_add(merged_weight >> 20);
     match sum {
-        Some(s) if s <= limit => Ok(()),
+        Some(s) if s <= centroid_weight_limit(merged_weight) => Ok(()),
         _ => Err(LoadError::Invalid),
     }
+}
+
+/// The most merged centroids may weigh in all for `merged_weight`: 2^-20
+/// more, within i64 (adds stop short of it, §4.3 step 3).
+pub(super) fn centroid_weight_limit(merged_weight: i64) -> i64 {
+    merged_weight.saturating_add(merged_weight >> 20)
 }

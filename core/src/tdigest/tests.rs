@@ -566,11 +566,16 @@ fn extreme_values_make_nan_means_that_reload() {
 }
 
 #[test]
-fn total_weight_stops_before_its_double_reaches_2_pow_63() {
+fn total_weight_stops_short_of_2_pow_63() {
     let mut td = digest(12, &[1.0]);
-    // 2^63 − 600 rounds down to 2^63 − 1024; 2^63 − 400 rounds up to 2^63.
-    td.add(2.0, i64::MAX - 600).unwrap();
-    assert_eq!(td.add(3.0, 200), Err(Overflow), "the double total is 2^63");
+    // 2^63 − 400 rounds up to 2^63: the double total does not convert back.
+    assert_eq!(td.add(2.0, i64::MAX - 400), Err(Overflow));
+    // A save may round each weight up by 2^-53 of it: the centroids stop
+    // where that cannot pass i64::MAX, 2^63 − 2048.
+    td.add(2.0, i64::MAX - 2048).unwrap();
+    assert_eq!(td.add(3.0, 1), Err(Overflow));
+    td.compress();
+    assert!(load(&saved(&td)).is_ok());
     let mut td = digest(12, &[1.0]);
     td.add(2.0, (1 << 62) + (1 << 61)).unwrap();
     td.compress();
@@ -699,6 +704,28 @@ proptest! {
     }
 }
 
+/// The command sequence of docs/tdigest.md §4.3 (and of the replication
+/// test): compression 1, nine rounds of `TDIGEST.MERGE d 48 d … d` (×49)
+/// and a new extreme value, then a read: its compression merges none of
+/// the 16 nodes (RedisBloom 2.8.2 gets there too, the replication test
+/// compares); the next add frees a slot.
+#[test]
+fn commands_fill_every_slot() {
+    let mut d = digest(1, &[0.0]);
+    for extreme in [-1.0, 2.0, -3.0, 4.0, -5.0, 6.0, -7.0, 8.0, -9.0] {
+        let mut m = TDigest::new(1.0).unwrap();
+        for _ in 0..49 {
+            m.merge_from(&mut d).1.unwrap();
+        }
+        d = m;
+        d.add(extreme, 1).unwrap();
+    }
+    assert_eq!(d.compress(), Compressed::Done);
+    assert_info(&d, (16, 0, 1662338881200250, 0, 674));
+    d.add(20.0, 1).unwrap();
+    assert_info(&d, (15, 1, 1662338881200250, 1, 674));
+}
+
 /// Issue 30: merged centroids filling every slot (what compression 1 after
 /// TDIGEST.MERGE leaves). The next add merges the lightest adjacent pair
 /// to free a slot, instead of failing.
@@ -736,4 +763,40 @@ fn full_digest_takes_further_observations() {
         td.add(f64::from(v), 1).unwrap();
     }
     assert_eq!(td.size(), total + 101);
+}
+
+/// Past 2^53 a compression's total rounds: 500 observations added to a
+/// total near 2^63 (a double every 1024) are dropped from the merged weight
+/// but stay in the centroids. Cycle after cycle their sum would pass what a
+/// load accepts (and i64); the adds stop first, so every state saves and
+/// loads back (issue 30).
+#[test]
+fn centroids_never_outweigh_what_loads() {
+    let merged = i64::MAX - ((1 << 14) - 1);
+    let image = [
+        D(100.0),
+        D(0.0),
+        D(1.0),
+        U(610),
+        U(2),
+        U(0),
+        U(1),
+        D(merged as f64),
+        D(0.0),
+        D(0.0),
+        D(1.0),
+        D((merged / 2) as f64),
+        D((merged / 2) as f64),
+    ];
+    let mut td = load(&image).unwrap();
+    let values: Vec<f64> = (0..500).map(f64::from).collect();
+    let mut stopped = 0;
+    for _ in 0..40 {
+        stopped += usize::from(td.add_values(&values).is_err());
+        td.compress();
+        assert_eq!(td.merged_weight(), merged, "the rounding drops the adds");
+        let back = load(&saved(&td)).expect("a compressed digest loads back");
+        assert_eq!(saved(&back), saved(&td));
+    }
+    assert!((1..40).contains(&stopped), "{stopped} cycles stopped");
 }
