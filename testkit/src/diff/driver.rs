@@ -48,6 +48,8 @@ const MAX_PRINTED_MISMATCHES: usize = 12;
 const HISTORY: usize = 25;
 /// Reset reason of a key whose replies or state differed.
 const AFTER_MISMATCH: &str = "after a mismatch";
+/// Reset reason: a command on a key reset after an earlier one of its batch.
+const AFTER_RESET_KEY: &str = "after a reset key in its batch";
 
 fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok().map(|s| {
@@ -494,9 +496,22 @@ impl<F: Family> Runner<F> {
         self.d.stats.batches += 1;
         self.d.stats.resp3_batches += usize::from(resp3);
         let pairs = self.fam.exchange(&mut self.d, std::mem::take(batch), resp3);
-        // Resets wait for the whole batch: its commands already ran.
-        let mut resets = Vec::new();
+        // Resets wait for the whole batch: its commands already ran. A
+        // command of the batch naming a key to be reset ran on states that
+        // differ by then: not compared, and every key it names is reset too
+        // (a failed MERGE still compresses its sources). Deleting an
+        // argument that names no key does nothing.
+        let mut resets: Vec<(Vec<u8>, &'static str)> = Vec::new();
         for (op, a, b) in &pairs {
+            let named = || op.args.iter().skip(1);
+            if named().any(|x| resets.iter().any(|(k, _)| k == x)) {
+                for x in named() {
+                    if !resets.iter().any(|(k, _)| k == x) {
+                        resets.push((x.clone(), AFTER_RESET_KEY));
+                    }
+                }
+                continue;
+            }
             resets.extend(self.judge(op, a, b, resp3));
         }
         for (key, why) in resets {
