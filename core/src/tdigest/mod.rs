@@ -283,19 +283,22 @@ impl TDigest {
         self.unmerged_nodes > 0
     }
 
-    /// Adds value `v` with weight `w` (§4.3). On `Err` the value is not
-    /// added, but a compression of step 1 may have happened.
+    /// Adds value `v` with weight `w` (§4.3), as MERGE adds centroids: a
+    /// digest whose merged centroids fill every slot fails, as RedisBloom's.
+    /// On `Err` the value is not added, but a compression of step 1 may have
+    /// happened.
     pub fn add(&mut self, v: f64, w: i64) -> Result<(), Overflow> {
-        self.counted(|td| td.add_node(v, w))
+        self.counted(|td| td.add_node(v, w, false))
     }
 
-    /// TDIGEST.ADD (§5.3): each value with weight 1, in order. On overflow
-    /// the values before stay added.
+    /// TDIGEST.ADD (§5.3): each value with weight 1, in order; a full
+    /// digest makes room for each (§4.3). On overflow the values before stay
+    /// added.
     pub fn add_values(&mut self, values: &[f64]) -> Result<(), AddFailure> {
         self.counted(|td| {
             for (added, &v) in values.iter().enumerate() {
                 let compressed = td.is_full() && td.has_unmerged();
-                if td.add_node(v, 1).is_err() {
+                if td.add_node(v, 1, true).is_err() {
                     return Err(AddFailure { added, compressed });
                 }
             }
@@ -303,7 +306,11 @@ impl TDigest {
         })
     }
 
-    fn add_node(&mut self, v: f64, w: i64) -> Result<(), Overflow> {
+    /// `make_room`: merge two centroids when they fill every slot. Only an
+    /// observation does; MERGE keeps RedisBloom's failure (and its silent
+    /// stop on the old destination, §4.10), so its replies and bytes stay
+    /// RedisBloom's.
+    fn add_node(&mut self, v: f64, w: i64, make_room: bool) -> Result<(), Overflow> {
         let cap = self.capacity();
         if self.is_full() && self.compress_nodes() == Compressed::Overflow {
             return Err(Overflow);
@@ -329,7 +336,7 @@ impl TDigest {
         // Step 2, after the checks that change nothing: RedisBloom fails
         // (or writes past its arrays) when merged centroids fill every slot;
         // rsbloom frees one by merging two of them (docs/tdigest.md §4.3).
-        if self.used() >= cap as usize && !self.merge_lightest_pair() {
+        if self.used() >= cap as usize && !(make_room && self.merge_lightest_pair()) {
             return Err(Overflow);
         }
         let pos = self.merged_nodes.saturating_add(self.unmerged_nodes);
@@ -467,7 +474,7 @@ impl TDigest {
         // unsaved, and take the next observation with them.
         let carried = means.iter().zip(weights).take(n).filter(|(_, &w)| w != 0);
         for (&m, &w) in carried {
-            if self.add_node(m, w).is_err() {
+            if self.add_node(m, w, false).is_err() {
                 return (compressed, Err(Overflow));
             }
         }

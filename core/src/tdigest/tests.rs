@@ -489,9 +489,11 @@ fn loader_refuses_what_redisbloom_cannot_write() {
     };
     assert!(load(&full(81)).is_ok());
     // Such a digest answers as the one commands built: with no unmerged
-    // node to compress, an add merges two centroids to free a slot (§4.3).
+    // node to compress, an observation merges two centroids to free a slot
+    // (§4.3); a merge's centroid finds none.
     let mut filled = load(&full(82)).unwrap();
-    assert!(filled.add(2.0, 1).is_ok());
+    assert_eq!(filled.add(2.0, 1), Err(Overflow));
+    assert!(filled.add_values(&[2.0]).is_ok());
     assert_eq!((filled.merged_nodes(), filled.unmerged_nodes()), (81, 1));
     filled.compress(); // as every save does first (§8.3)
     assert!(load(&saved(&filled)).is_ok());
@@ -722,13 +724,14 @@ fn commands_fill_every_slot() {
     }
     assert_eq!(d.compress(), Compressed::Done);
     assert_info(&d, (16, 0, 1662338881200250, 0, 674));
-    d.add(20.0, 1).unwrap();
+    d.add_values(&[20.0]).unwrap();
     assert_info(&d, (15, 1, 1662338881200250, 1, 674));
 }
 
 /// Issue 30: merged centroids filling every slot (what compression 1 after
-/// TDIGEST.MERGE leaves). The next add merges the lightest adjacent pair
-/// to free a slot, instead of failing.
+/// TDIGEST.MERGE leaves). The next observation merges the lightest
+/// adjacent pair to free a slot, instead of failing; a merge's centroid
+/// still fails there, as in RedisBloom.
 #[test]
 fn full_digest_takes_further_observations() {
     let mut p = vec![
@@ -750,7 +753,9 @@ fn full_digest_takes_further_observations() {
     let mut td = TDigest::rdb_load(&mut PrimitiveSource::new(&p), 0).unwrap();
     assert_eq!((td.capacity(), td.merged_nodes()), (16, 16));
     let total = td.merged_weight();
-    td.add(20.0, 1).unwrap();
+    assert_eq!(td.add(20.0, 1), Err(Overflow));
+    assert_eq!(td.merged_nodes(), 16);
+    td.add_values(&[20.0]).unwrap();
     assert_eq!(info(&td).merged, 15);
     assert_eq!(info(&td).unmerged, 1);
     assert_eq!(td.merged_weight(), total);
@@ -759,9 +764,8 @@ fn full_digest_takes_further_observations() {
     assert_eq!(td.nodes.means()[5], 5.5);
     assert_eq!(td.nodes.means()[6], 7.0);
     assert_eq!(td.max(), 20.0);
-    for v in 0..100 {
-        td.add(f64::from(v), 1).unwrap();
-    }
+    let more: Vec<f64> = (0..100).map(f64::from).collect();
+    td.add_values(&more).unwrap();
     assert_eq!(td.size(), total + 101);
 }
 
