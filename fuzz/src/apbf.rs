@@ -5,7 +5,7 @@ use rsbloom_core::apbf::args::{
     parse_error, parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
     MIN_ERROR,
 };
-use rsbloom_core::apbf::{Apbf, CountFull, Header, LoadError, Window, HEADER_BYTES};
+use rsbloom_core::apbf::{Apbf, CountFull, Header, LoadError, Window, HEADER_BYTES, MAX_COUNT};
 use rsbloom_core::args::parse_f64;
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 
@@ -41,6 +41,9 @@ fn chunk_copy(f: &Apbf, h: &Header) -> Apbf {
 /// the head moving back one slice per shift (at most `k + l` per advance).
 fn check_counts(h: &Header) {
     assert!(h.is_valid(), "{h:?}");
+    // APBF.INFO answers them as RESP integers, which are signed.
+    let counts = [h.inserts, h.gen_items, h.shifts, h.last_shift_ms];
+    assert!(counts.iter().all(|&v| v <= MAX_COUNT), "{h:?}");
     let n = u128::from(h.slices());
     let [shifts, items, inserts, head] = [h.shifts, h.gen_items, h.inserts, h.head].map(u128::from);
     let head_follows = (shifts + head) % n == 0;
@@ -72,7 +75,7 @@ fn exercise(f: &mut Apbf, items: &[&[u8]], clock: u64) {
                 assert_eq!(f.header().inserts, before.inserts + 1);
                 assert!(f.contains(item, 0));
             }
-            Err(CountFull) => assert!(before.inserts == u64::MAX && *f.header() == before),
+            Err(CountFull) => assert!(before.inserts == MAX_COUNT && *f.header() == before),
         }
         check_counts(f.header());
         if let Some(b) = item.first().filter(|&&b| b % 2 == 1) {
@@ -200,7 +203,7 @@ fn create(window: Window, error: f64, capacity: u64) {
 }
 
 /// Seed inputs: genuine values of both windows (and one of version 1), a
-/// header, the same values with counters near 2^64 that still agree,
+/// header, the same values with counters near 2^63 that still agree,
 /// argument lines of every parser.
 pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     let mut out: Vec<(&'static str, Vec<u8>)> = Vec::new();
@@ -230,10 +233,10 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         // clock and inserts count near the end.
         let mut h = *f.header();
         if h.is_time() {
-            (h.inserts, h.last_shift_ms) = (u64::MAX - 3, u64::MAX - 1000);
+            (h.inserts, h.last_shift_ms) = (MAX_COUNT - 3, MAX_COUNT - 1000);
         } else {
             let turn = h.slices() * h.gen_size;
-            let turns = (u64::MAX - h.inserts) / turn;
+            let turns = (MAX_COUNT - h.inserts) / turn;
             h.inserts += turns * turn;
             h.shifts += turns * h.slices();
         }

@@ -21,7 +21,7 @@ const BAD_HEADER: ReplyError = ReplyError::Text("ERR APBF: received bad data");
 const BAD_CHUNK_ITER: ReplyError = ReplyError::Text("ERR APBF: invalid iterator");
 const BAD_CHUNK_LEN: ReplyError = ReplyError::Text("ERR APBF: chunk length does not match");
 const NOT_TIME: ReplyError = ReplyError::Text("ERR APBF: not a time window");
-/// An item refused because the inserts count is at 2^64 − 1 (docs/apbf.md
+/// An item refused because the inserts count is at 2^63 − 1 (docs/apbf.md
 /// §5.2): only a restored value gets there.
 const COUNT_FULL: &str = "ERR APBF: inserts count at its maximum";
 const FUTURE: ReplyError =

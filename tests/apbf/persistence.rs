@@ -251,15 +251,18 @@ fn hostile_restore_payloads_are_refused() {
 /// The reply of an item a full inserts count refuses (docs/apbf.md §5.2).
 const COUNT_FULL: &str = "ERR APBF: inserts count at its maximum";
 
-/// `key`'s value with its inserts count `room` short of 2^64 and counters
-/// that still agree (docs/apbf.md §6.2): a count window of one item per
-/// generation, shifted before each insert but the first, the head moved
-/// back once per shift; a time window before its first shift, every
-/// insert in the generation.
-fn nearly_full(c: &mut Conn, key: &str, room: u64) -> Vec<u8> {
+/// The largest inserts count that loads: APBF.INFO answers it as a RESP
+/// integer, which is signed (docs/apbf.md §6.2).
+const MAX_INSERTS: u64 = i64::MAX as u64;
+
+/// `key`'s value with its inserts count `full` and counters that still
+/// agree (docs/apbf.md §6.2): a count window of one item per generation,
+/// shifted before each insert but the first, the head moved back once per
+/// shift; a time window before its first shift, every insert in the
+/// generation.
+fn with_inserts(c: &mut Conn, key: &str, full: u64) -> Vec<u8> {
     let genuine = c.cmd(&["DUMP", key]).as_bytes().to_vec();
     let (id, mut p) = parse(&genuine);
-    let full = u64::MAX - room;
     if info(c, key)["Window type"] == simple("count") {
         assert_eq!(info_int(c, key, "Generation size"), 1, "{key}");
         let n = info_int(c, key, "Slices count") as u64;
@@ -274,8 +277,9 @@ fn nearly_full(c: &mut Conn, key: &str, room: u64) -> Vec<u8> {
     payload(id, &p, rdb_version(&genuine))
 }
 
-/// APBF.ADD on restored windows whose inserts count is 2 short of 2^64
-/// adds two items, then answers the error per item and changes nothing.
+/// APBF.ADD on restored windows whose inserts count is 2 short of 2^63 − 1
+/// adds two items, then answers the error per item and changes nothing
+/// (one past it does not load: INFO would answer a negative count).
 /// Only the items added are replicated: the replica and an AOF replay end
 /// identical, the refused items are not in the AOF, and no replica
 /// answers its master with an error.
@@ -296,8 +300,11 @@ fn a_full_inserts_count_refuses_adds_and_replicates_the_rest() {
             assert_eq!(line(&mut mc, &reserve), ok());
             // One item per generation in the count window (k + l > 10).
             add_range(&mut mc, key, "i", 0, 25);
-            let full = nearly_full(&mut mc, key, 2);
+            let past = with_inserts(&mut mc, key, MAX_INSERTS + 1);
+            let full = with_inserts(&mut mc, key, MAX_INSERTS - 2);
             mc.cmd(&["DEL", key]);
+            let r = mc.cmd(&args!["RESTORE", key, "0", past]);
+            assert_eq!(r, err("ERR Bad data format"), "{flavor:?} {key}");
             assert_eq!(mc.cmd(&args!["RESTORE", key, "0", full]), ok());
             let r = mc.cmd(&with_items("APBF.ADD", key, "kept", 0, 2));
             assert_eq!(r, arr(vec![int(1), int(1)]), "{flavor:?} {key}");
@@ -309,7 +316,7 @@ fn a_full_inserts_count_refuses_adds_and_replicates_the_rest() {
             assert_eq!(r, arr(vec![err(COUNT_FULL); 2]), "{flavor:?} {key}");
             assert_eq!(mc.cmd(&["DUMP", key]), before, "{flavor:?} {key}");
             assert_eq!(present(&mut mc, key, "kept", 0, 2), 2);
-            assert_eq!(info_int(&mut mc, key, "Inserts count"), -1, "2^64 - 1");
+            assert_eq!(info_int(&mut mc, key, "Inserts count"), i64::MAX);
         }
         wait_replica_synced(&mut mc, &mut rc);
         let on_master = dumps(&mut mc, &keys);

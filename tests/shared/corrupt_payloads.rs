@@ -1658,6 +1658,14 @@ fn apbf_counter_mismatches(c: &mut Conn) -> Vec<(String, Vec<u8>)> {
         &[(8, 2)],
     );
     push("time: head moved without a shift", &time, &[(7, 1)]);
+    // Agreeing counters INFO would answer negative (RESP integers are signed).
+    let past = 1 << 63;
+    push(
+        "time: inserts past 2^63 − 1",
+        &time,
+        &[(8, past), (9, past)],
+    );
+    push("time: a clock past 2^63 − 1", &time, &[(11, past)]);
     push("time: a shift without the head moving", &time, &[(10, 1)]);
     push(
         "time: more shifts than the clock ran periods",

@@ -8,6 +8,9 @@ use super::sizing::{gen_size, slice_bits, MAX_K, MAX_L};
 pub const MAX_CAPACITY: u64 = 1 << 30;
 /// Longest time window: ten years, in milliseconds.
 pub const MAX_SPAN_MS: u64 = 10 * 365 * 86_400_000;
+/// Largest inserts count and clock (Unix ms): APBF.INFO answers them as
+/// RESP integers, which are signed.
+pub const MAX_COUNT: u64 = i64::MAX as u64;
 
 const MAGIC: &[u8; 4] = b"APBF";
 /// Header layout version inside SCANDUMP chunks.
@@ -71,6 +74,8 @@ impl Header {
             && self.slice_bits == slice_bits(self.k, self.gen_size)
             && self.head < self.slices()
             && self.gen_items <= self.inserts
+            && self.inserts <= MAX_COUNT
+            && self.last_shift_ms <= MAX_COUNT
             && self.counters_agree()
     }
 

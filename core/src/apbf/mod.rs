@@ -22,7 +22,7 @@ mod tests;
 
 pub use crate::rdb::LoadError;
 pub use chunk::{ChunkError, CHUNK_BYTES};
-pub use header::{Header, HEADER_BYTES, MAX_CAPACITY, MAX_SPAN_MS};
+pub use header::{Header, HEADER_BYTES, MAX_CAPACITY, MAX_COUNT, MAX_SPAN_MS};
 pub use rdb::ENCODING_VERSION;
 pub use sizing::{choose, fpr, gen_size, slice_bits, MAX_K, MAX_L};
 
@@ -72,7 +72,7 @@ pub enum Window {
     Time { span_ms: u64 },
 }
 
-/// An insertion refused: the inserts count is at 2^64 − 1 and cannot grow
+/// An insertion refused: the inserts count is at 2^63 − 1 and cannot grow
 /// (only a restored value gets there). The filter is unchanged, and every
 /// later insertion is refused too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,7 +312,7 @@ impl Apbf {
     fn add_hashed(&mut self, md: Modulus, h: Hashes) -> Result<bool, CountFull> {
         // The counters' relations (checked on load) hold only while the
         // inserts count is exact: refused before anything changes.
-        if self.h.inserts == u64::MAX {
+        if self.h.inserts >= MAX_COUNT {
             return Err(CountFull);
         }
         if !self.h.is_time() && self.h.gen_items >= self.h.gen_size {
@@ -338,7 +338,7 @@ impl Apbf {
                 *b |= mask;
             }
         }
-        // Below u64::MAX (gen_items ≤ inserts, checked above).
+        // Below MAX_COUNT (gen_items ≤ inserts, checked above).
         self.h.gen_items = self.h.gen_items.saturating_add(1);
         self.h.inserts = self.h.inserts.saturating_add(1);
         Ok(present)
@@ -350,7 +350,8 @@ impl Apbf {
         if !self.h.is_time() || self.h.last_shift_ms == 0 {
             return 0;
         }
-        now_ms.saturating_sub(self.h.last_shift_ms) / self.h.period_ms()
+        // A clock past MAX_COUNT (no server has one) counts as at it.
+        now_ms.min(MAX_COUNT).saturating_sub(self.h.last_shift_ms) / self.h.period_ms()
     }
 
     /// Time mode: whether `advance(now_ms)` would change the filter (the
@@ -367,7 +368,7 @@ impl Apbf {
             return 0;
         }
         if self.h.last_shift_ms == 0 {
-            self.h.last_shift_ms = now_ms.max(1);
+            self.h.last_shift_ms = now_ms.clamp(1, MAX_COUNT);
             return 0;
         }
         let due = self.due_shifts(now_ms);
