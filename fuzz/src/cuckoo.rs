@@ -132,8 +132,8 @@ fn check_counts(c: &CuckooFilter) {
     assert!(c.counts_agree());
 }
 
-/// What memory holds, the RDB loader takes back (issue 30's crucial rule).
-fn check_reloads(c: &CuckooFilter) {
+/// `c` saved to RDB and loaded back (current encoding).
+fn reloaded(c: &CuckooFilter) -> Result<CuckooFilter, CfLoadError> {
     let mut saved: Vec<Primitive> = Vec::new();
     c.rdb_save(&mut saved);
     let legacy = LegacyDefaults {
@@ -141,9 +141,13 @@ fn check_reloads(c: &CuckooFilter) {
         max_iterations: 20,
         expansion: 1,
     };
-    let again = CuckooFilter::rdb_load(&mut PrimitiveSource::new(&saved), 4, legacy, 255);
+    CuckooFilter::rdb_load(&mut PrimitiveSource::new(&saved), 4, legacy, 255)
+}
+
+/// What memory holds, the RDB loader takes back (issue 30's crucial rule).
+fn check_reloads(c: &CuckooFilter) {
     assert!(
-        again.as_ref() == Ok(c),
+        reloaded(c).as_ref() == Ok(c),
         "the value in memory does not reload"
     );
 }
@@ -587,15 +591,7 @@ pub fn cuckoo_model(data: &[u8]) {
                 c = r;
             }
             _ => {
-                let mut saved: Vec<Primitive> = Vec::new();
-                c.rdb_save(&mut saved);
-                let legacy = LegacyDefaults {
-                    bucket_size: 2,
-                    max_iterations: 20,
-                    expansion: 1,
-                };
-                let r = CuckooFilter::rdb_load(&mut PrimitiveSource::new(&saved), 4, legacy, 255)
-                    .expect("own RDB");
+                let r = reloaded(&c).expect("own RDB");
                 assert!(r == c, "RDB round trip");
                 c = r;
             }
