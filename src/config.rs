@@ -11,6 +11,7 @@
 //! could clash with a future server or module config.
 
 mod state;
+mod typed;
 mod valkey_bloom;
 
 pub use state::{
@@ -21,9 +22,11 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::Mutex;
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
-use rsbloom_core::config::NAMES;
+use rsbloom_core::cms::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
+use rsbloom_core::config::{IntConfig, NAMES};
 
-use state::{handed_out, registered, server_string, with_mut};
+use state::{handed_out, server_string, with_mut};
+use typed::{Bool, Numeric};
 
 use crate::ffi::barrier::guarded;
 use crate::ffi::{Ctx, RStr, ReplyError};
@@ -91,9 +94,9 @@ pub fn register(ctx: *mut RedisModuleCtx, try_unprefixed: bool) -> Result<bool, 
             return Err(format!("could not register config {name}"));
         }
     }
-    register_huge_pages(ctx)?;
-    register_cms_rdb_encoding(ctx)?;
-    register_max_key_memory(ctx)?;
+    typed::register_bool(ctx, &HUGE_PAGES)?;
+    typed::register_numeric(ctx, &CMS_RDB_ENCODING)?;
+    typed::register_numeric(ctx, &MAX_KEY_MEMORY)?;
     valkey_bloom::register(ctx)?;
     if rm!(RedisModule_LoadConfigs(ctx)) != raw::REDISMODULE_OK as c_int {
         return Err("could not load module configs".into());
@@ -133,38 +136,11 @@ fn register_one(
 /// from RDB), see `ffi::alloc::advise_huge`. Off by default: huge pages make
 /// copy-on-write after a fork copy 2 MiB per first write to a page, and
 /// page faults may compact memory; operators opt in per instance.
-fn register_huge_pages(ctx: *mut RedisModuleCtx) -> Result<(), String> {
-    let name = CString::new("huge-pages").map_err(|e| e.to_string())?;
-    let status = rm!(RedisModule_RegisterBoolConfig(
-        ctx,
-        name.as_ptr(),
-        0,
-        0,
-        Some(get_huge_pages),
-        Some(set_huge_pages),
-        None,
-        std::ptr::null_mut(),
-    ));
-    registered(status, "huge-pages")
-}
-
-unsafe extern "C" fn get_huge_pages(_name: *const c_char, _privdata: *mut c_void) -> c_int {
-    guarded("config get", 0, || {
-        c_int::from(crate::ffi::alloc::huge_pages())
-    })
-}
-
-unsafe extern "C" fn set_huge_pages(
-    _name: *const c_char,
-    value: c_int,
-    _privdata: *mut c_void,
-    _err: *mut *mut RedisModuleString,
-) -> c_int {
-    guarded("config set", raw::REDISMODULE_ERR as c_int, || {
-        crate::ffi::alloc::set_huge_pages(value != 0);
-        raw::REDISMODULE_OK as c_int
-    })
-}
+static HUGE_PAGES: Bool = Bool {
+    name: "huge-pages",
+    get: crate::ffi::alloc::huge_pages,
+    set: crate::ffi::alloc::set_huge_pages,
+};
 
 /// `bf.cms-rdb-encoding` (1 or 0, default 1; load time only): the
 /// encoding version of Count-Min Sketch values, which the data type is
@@ -172,40 +148,29 @@ unsafe extern "C" fn set_huge_pages(
 /// writes. 0 writes what RedisBloom before Redis 8.12 reads, for going
 /// back; it then refuses sketches of cell sizes other than 4 (docs/cms.md
 /// §6.5). Registered before the data types, which read it.
-fn register_cms_rdb_encoding(ctx: *mut RedisModuleCtx) -> Result<(), String> {
-    use rsbloom_core::cms::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
-    let name = CString::new("cms-rdb-encoding").map_err(|e| e.to_string())?;
-    let status = rm!(RedisModule_RegisterNumericConfig(
-        ctx,
-        name.as_ptr(),
-        ENCODING_VERSION.into(),
-        raw::REDISMODULE_CONFIG_IMMUTABLE,
-        LEGACY_ENCODING_VERSION.into(),
-        ENCODING_VERSION.into(),
-        Some(get_cms_rdb_encoding),
-        Some(set_cms_rdb_encoding),
-        None,
-        std::ptr::null_mut(),
-    ));
-    registered(status, "cms-rdb-encoding")
-}
+static CMS_RDB_ENCODING: Numeric = Numeric {
+    spec: IntConfig {
+        name: "cms-rdb-encoding",
+        min: LEGACY_ENCODING_VERSION as i64,
+        max: ENCODING_VERSION as i64,
+    },
+    flags: raw::REDISMODULE_CONFIG_IMMUTABLE,
+    get: || state::cms_rdb_encoding().into(),
+    set: |v| state::set_cms_rdb_encoding(i32::try_from(v).unwrap_or_default()),
+};
 
-unsafe extern "C" fn get_cms_rdb_encoding(_name: *const c_char, _privdata: *mut c_void) -> i64 {
-    guarded("config get", 0, || state::cms_rdb_encoding().into())
-}
-
-unsafe extern "C" fn set_cms_rdb_encoding(
-    _name: *const c_char,
-    value: i64,
-    _privdata: *mut c_void,
-    _err: *mut *mut RedisModuleString,
-) -> c_int {
-    guarded("config set", raw::REDISMODULE_ERR as c_int, || {
-        // The server checked the range.
-        state::set_cms_rdb_encoding(i32::try_from(value).unwrap_or_default());
-        raw::REDISMODULE_OK as c_int
-    })
-}
+/// `bf.max-key-memory` (bytes, memory units accepted; default 0 = off): no
+/// write may take a value of any family above it (docs/operations.md).
+static MAX_KEY_MEMORY: Numeric = Numeric {
+    spec: IntConfig {
+        name: "max-key-memory",
+        min: 0,
+        max: i64::MAX,
+    },
+    flags: raw::REDISMODULE_CONFIG_MEMORY,
+    get: || i64::try_from(max_key_memory()).unwrap_or(i64::MAX),
+    set: |v| state::set_max_key_memory(u64::try_from(v).unwrap_or_default()),
+};
 
 /// The per-key memory limit `ctx`'s command is checked against:
 /// `bf.max-key-memory` (rsbloom_core::limit).
@@ -224,42 +189,4 @@ pub fn check_key_size(ctx: &Ctx, bytes: u64) -> Result<(), ReplyError> {
 /// as the master did, whatever their own settings.
 pub fn checked(ctx: &Ctx, limit: Option<u64>) -> Option<u64> {
     limit.filter(|_| !ctx.must_obey())
-}
-
-/// `bf.max-key-memory` (bytes, memory units accepted; default 0 = off): no
-/// write may take a value of any family above it (docs/operations.md).
-fn register_max_key_memory(ctx: *mut RedisModuleCtx) -> Result<(), String> {
-    let name = CString::new("max-key-memory").map_err(|e| e.to_string())?;
-    let status = rm!(RedisModule_RegisterNumericConfig(
-        ctx,
-        name.as_ptr(),
-        0,
-        raw::REDISMODULE_CONFIG_MEMORY,
-        0,
-        i64::MAX,
-        Some(get_max_key_memory),
-        Some(set_max_key_memory),
-        None,
-        std::ptr::null_mut(),
-    ));
-    registered(status, "max-key-memory")
-}
-
-unsafe extern "C" fn get_max_key_memory(_name: *const c_char, _privdata: *mut c_void) -> i64 {
-    guarded("config get", 0, || {
-        i64::try_from(max_key_memory()).unwrap_or(i64::MAX)
-    })
-}
-
-unsafe extern "C" fn set_max_key_memory(
-    _name: *const c_char,
-    value: i64,
-    _privdata: *mut c_void,
-    _err: *mut *mut RedisModuleString,
-) -> c_int {
-    guarded("config set", raw::REDISMODULE_ERR as c_int, || {
-        // The server checked the range.
-        state::set_max_key_memory(u64::try_from(value).unwrap_or_default());
-        raw::REDISMODULE_OK as c_int
-    })
 }

@@ -1,36 +1,66 @@
 //! `bf.bloom-flavor` and valkey-bloom's seven configs through the server's
-//! typed config API, so that range, parse and boolean errors are the
-//! server's own texts, as valkey-bloom's are (COMPAT-VALKEY-BLOOM §3).
+//! typed config API (numbers and booleans: `typed`), so that range, parse
+//! and boolean errors are the server's own texts, as valkey-bloom's are
+//! (COMPAT-VALKEY-BLOOM §3).
 //! Always registered prefixed (`bf.bloom-capacity`), as valkey-bloom's are.
 
-use std::ffi::{c_char, c_int, c_longlong, c_void, CString};
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::Mutex;
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
-use rsbloom_core::config::{BloomFlavor, IntConfig, CAPACITY, EXPANSION, MEMORY_LIMIT};
+use rsbloom_core::config::{BloomFlavor, CAPACITY, EXPANSION, MEMORY_LIMIT};
 
 use super::state::{get, handed_out, registered, server_string, with_mut};
+use super::typed::{register_bool, register_numeric, Bool, Numeric};
 use crate::ffi::barrier::guarded;
 use crate::ffi::RStr;
 
 const OK: c_int = raw::REDISMODULE_OK as c_int;
 const ERR: c_int = raw::REDISMODULE_ERR as c_int;
 
+static INTS: [Numeric; 3] = [
+    Numeric {
+        spec: CAPACITY,
+        flags: 0,
+        get: || get().valkey_bloom.capacity,
+        set: |v| with_mut(|c| c.valkey_bloom.capacity = v),
+    },
+    Numeric {
+        spec: EXPANSION,
+        flags: 0,
+        get: || get().valkey_bloom.expansion,
+        set: |v| with_mut(|c| c.valkey_bloom.expansion = v),
+    },
+    Numeric {
+        spec: MEMORY_LIMIT,
+        flags: 0,
+        get: || get().valkey_bloom.memory_limit,
+        set: |v| with_mut(|c| c.valkey_bloom.memory_limit = v),
+    },
+];
+
+static BOOLS: [Bool; 2] = [
+    Bool {
+        name: "bloom-use-random-seed",
+        get: || get().valkey_bloom.random_seed,
+        set: |v| with_mut(|c| c.valkey_bloom.random_seed = v),
+    },
+    Bool {
+        name: "bloom-defrag-enabled",
+        get: || get().valkey_bloom.defrag,
+        set: |v| with_mut(|c| c.valkey_bloom.defrag = v),
+    },
+];
+
 pub fn register(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     register_flavor(ctx)?;
-    let vb = get().valkey_bloom.clone();
-    for (index, (config, value)) in [
-        (&CAPACITY, vb.capacity),
-        (&EXPANSION, vb.expansion),
-        (&MEMORY_LIMIT, vb.memory_limit),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        register_int(ctx, index, config, value)?;
+    for c in &INTS {
+        register_numeric(ctx, c)?;
     }
-    register_bool(ctx, 0, "bloom-use-random-seed", vb.random_seed)?;
-    register_bool(ctx, 1, "bloom-defrag-enabled", vb.defrag)?;
+    for c in &BOOLS {
+        register_bool(ctx, c)?;
+    }
+    let vb = get().valkey_bloom.clone();
     register_string(ctx, 0, "bloom-fp-rate", &vb.fp_rate_text)?;
     register_string(ctx, 1, "bloom-tightening-ratio", &vb.tightening_text)
 }
@@ -73,109 +103,6 @@ unsafe extern "C" fn set_flavor(
 ) -> c_int {
     guarded("config set", ERR, || {
         with_mut(|c| c.valkey_bloom.flavor = BloomFlavor::from_index(value.into()));
-        OK
-    })
-}
-
-fn register_int(
-    ctx: *mut RedisModuleCtx,
-    index: usize,
-    config: &IntConfig,
-    default: i64,
-) -> Result<(), String> {
-    let name = CString::new(config.name).map_err(|e| e.to_string())?;
-    let status = rm!(RedisModule_RegisterNumericConfig(
-        ctx,
-        name.as_ptr(),
-        default,
-        0,
-        config.min,
-        config.max,
-        Some(get_int),
-        Some(set_int),
-        None,
-        index as *mut c_void,
-    ));
-    registered(status, config.name)
-}
-
-unsafe extern "C" fn get_int(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
-    guarded("config get", 0, || {
-        let c = &get().valkey_bloom;
-        match privdata as usize {
-            0 => c.capacity,
-            1 => c.expansion,
-            _ => c.memory_limit,
-        }
-    })
-}
-
-unsafe extern "C" fn set_int(
-    _name: *const c_char,
-    value: c_longlong,
-    privdata: *mut c_void,
-    _err: *mut *mut RedisModuleString,
-) -> c_int {
-    // The server checked the range.
-    guarded("config set", ERR, || {
-        with_mut(|c| {
-            let c = &mut c.valkey_bloom;
-            match privdata as usize {
-                0 => c.capacity = value,
-                1 => c.expansion = value,
-                _ => c.memory_limit = value,
-            }
-        });
-        OK
-    })
-}
-
-fn register_bool(
-    ctx: *mut RedisModuleCtx,
-    index: usize,
-    name: &str,
-    default: bool,
-) -> Result<(), String> {
-    let c_name = CString::new(name).map_err(|e| e.to_string())?;
-    let status = rm!(RedisModule_RegisterBoolConfig(
-        ctx,
-        c_name.as_ptr(),
-        c_int::from(default),
-        0,
-        Some(get_bool),
-        Some(set_bool),
-        None,
-        index as *mut c_void,
-    ));
-    registered(status, name)
-}
-
-unsafe extern "C" fn get_bool(_name: *const c_char, privdata: *mut c_void) -> c_int {
-    guarded("config get", 0, || {
-        let c = &get().valkey_bloom;
-        c_int::from(if privdata as usize == 0 {
-            c.random_seed
-        } else {
-            c.defrag
-        })
-    })
-}
-
-unsafe extern "C" fn set_bool(
-    _name: *const c_char,
-    value: c_int,
-    privdata: *mut c_void,
-    _err: *mut *mut RedisModuleString,
-) -> c_int {
-    guarded("config set", ERR, || {
-        with_mut(|c| {
-            let slot = if privdata as usize == 0 {
-                &mut c.valkey_bloom.random_seed
-            } else {
-                &mut c.valkey_bloom.defrag
-            };
-            *slot = value != 0;
-        });
         OK
     })
 }
