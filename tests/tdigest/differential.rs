@@ -65,8 +65,8 @@ const RULES: &[Rule] = &[
         // Merged centroids fill every slot (self-merges of a small
         // compression build it): RedisBloom answers overflow to an
         // observation, rsbloom merges the lightest pair and adds (a MERGE
-        // fails in both). rsbloom's own
-        // overflows (weights near 2^63) come before RedisBloom's, never after.
+        // fails in both). rsbloom's own overflows (weights near 2^63) come
+        // before RedisBloom's, never after.
         name: "full-digest-takes-more",
         cite: "docs/differences.md §1 item 17 (issue 30)",
         diverges: Some(1),
