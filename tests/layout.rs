@@ -725,3 +725,29 @@ fn arrows_back_up_are_found() {
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(found[0].contains("up a floor") || found[1].contains("up a floor"));
 }
+
+/// The license the manifests declare is the one the LICENSE file holds
+/// (issue 39): packagers read either.
+#[test]
+fn every_crate_declares_the_license_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("LICENSE")).expect("LICENSE at the root");
+    assert!(
+        text.starts_with("MIT License\n") && text.contains("Copyright (c) "),
+        "LICENSE is not the MIT text with a copyright line"
+    );
+    for manifest in [
+        "Cargo.toml",
+        "core/Cargo.toml",
+        "testkit/Cargo.toml",
+        "tools/copy/Cargo.toml",
+        "fuzz/Cargo.toml",
+    ] {
+        let m = std::fs::read_to_string(root.join(manifest)).expect(manifest);
+        let licenses: Vec<&str> = m
+            .lines()
+            .filter(|l| l.starts_with("license"))
+            .collect();
+        assert_eq!(licenses, ["license = \"MIT\""], "{manifest}");
+    }
+}
