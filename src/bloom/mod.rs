@@ -27,7 +27,9 @@ static COMMANDS: &[CommandSpec] = commands!("bloom";
     "bf.debug" => commands::debug, readonly "fast";
     "bf.scandump" => commands::scandump, readonly "fast";
     "bf.loadchunk" => commands::loadchunk, write "deny-oom";
-    "bf.load" => crate::valkey_bloom::load, write "deny-oom";
+    // valkey-bloom's, for the AOF of its filters; RedisBloom has none, so
+    // it is not in @bloom (issue 39).
+    "bf.load" => crate::valkey_bloom::load, write "deny-oom", category "";
 );
 
 /// valkey-bloom's registration (COMPAT-VALKEY-BLOOM §1.2): upper-case names

@@ -72,6 +72,12 @@ macro_rules! command {
     (@acl readonly) => {
         "read"
     };
+    (@category $family:literal) => {
+        concat!(" ", $family)
+    };
+    (@category $family:literal, $own:literal) => {
+        $own
+    };
     ($name:literal as $event:literal, $handler:path, $flags:expr, $acl:expr) => {{
         static STATS: $crate::ffi::stats::CommandStats = $crate::ffi::stats::CommandStats::new();
         unsafe extern "C" fn entry(
@@ -100,16 +106,22 @@ macro_rules! command {
 /// "write deny-oom", "write bloom")` in the family's ACL category
 /// (`commands!("bloom"; …)`): the ACL categories follow from the mode
 /// (`write` or `readonly`), plus `@fast` where the row ends `, acl fast`.
+/// A row ending `, category ""` stays out of the family's category: a
+/// command the emulated module does not have, which its users' ACL rules
+/// must not see (docs/module.md §2.2).
 macro_rules! commands {
     ($category:literal; $(
         $name:literal $(as $event:literal)? => $handler:path,
-        $mode:ident $($flags:literal)? $(, acl $fast:ident)?;
+        $mode:ident $($flags:literal)? $(, acl $fast:ident)? $(, category $own:literal)?;
     )*) => {
         &[$(command!(
             $name $(as $event)?,
             $handler,
             concat!(stringify!($mode) $(, " ", $flags)?),
-            concat!(command!(@acl $mode) $(, " ", stringify!($fast))?, " ", $category)
+            concat!(
+                command!(@acl $mode) $(, " ", stringify!($fast))?,
+                command!(@category $category $(, $own)?)
+            )
         )),*]
     };
 }

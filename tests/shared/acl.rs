@@ -10,14 +10,15 @@
 use common::diff::{sargs, Args};
 use common::*;
 
-const BF_COMMANDS: [&str; 12] = [
+/// RedisBloom's eleven (its test_acl.py): BF.LOAD, registered for the AOF of
+/// valkey-bloom filters, is in `@write` only.
+const BF_COMMANDS: [&str; 11] = [
     "bf.add",
     "bf.card",
     "bf.debug",
     "bf.exists",
     "bf.info",
     "bf.insert",
-    "bf.load",
     "bf.loadchunk",
     "bf.madd",
     "bf.mexists",
@@ -237,6 +238,9 @@ fn module_acl_categories() {
                     );
                 }
                 family_user_can_use_only_its_family(&s, &mut c);
+                // `+@bloom` does not grant BF.LOAD, as under RedisBloom.
+                assert!(is_noperm(&user_conn(&s, "b").cmd(&["BF.LOAD", "b3", "x"])));
+                bloom_category_of_valkey_bloom_flavor(flavor);
                 // CF.COMPACT is in @read (docs/differences.md §2 quirk): a read-only
                 // user can run it, but no CF write.
                 assert_eq!(
@@ -292,6 +296,27 @@ fn module_acl_categories() {
             }
         }
     }
+}
+
+/// Loaded as valkey-bloom (`bf.bloom-flavor valkey-bloom`), `@bloom` is
+/// valkey-bloom's: its eight commands and BF.LOAD, plus RedisBloom's
+/// chunk and debug commands that stay for RedisBloom's filters.
+fn bloom_category_of_valkey_bloom_flavor(flavor: Flavor) {
+    let s = Server::builder(flavor, Module::Rsbloom)
+        .module_arg("bloom-flavor")
+        .module_arg("valkey-bloom")
+        .start();
+    let mut c = s.conn();
+    let mut expected: Vec<&str> = BF_COMMANDS.to_vec();
+    expected.push("bf.load");
+    expected.sort();
+    assert_eq!(module_commands_in(&mut c, "bloom"), expected);
+    assert_eq!(
+        c.cmd(&["ACL", "SETUSER", "b", "on", ">pw", "~*", "+@bloom"]),
+        ok()
+    );
+    let r = user_conn(&s, "b").cmd(&["BF.LOAD", "b3", "x"]);
+    assert!(!is_noperm(&r), "{r:?}");
 }
 
 const CMS_COMMANDS: [&str; 6] = [
