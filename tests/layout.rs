@@ -744,10 +744,7 @@ fn every_crate_declares_the_license_file() {
         "fuzz/Cargo.toml",
     ] {
         let m = std::fs::read_to_string(root.join(manifest)).expect(manifest);
-        let licenses: Vec<&str> = m
-            .lines()
-            .filter(|l| l.starts_with("license"))
-            .collect();
+        let licenses: Vec<&str> = m.lines().filter(|l| l.starts_with("license")).collect();
         assert_eq!(licenses, ["license = \"MIT\""], "{manifest}");
     }
 }
