@@ -88,6 +88,7 @@ fn server_parses_double(ctx: *mut RedisModuleCtx, text: &CStr) -> bool {
 }
 
 fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
+    crate::ffi::stats::mark_main_thread();
     api::check_required().map_err(|name| format!("server lacks required API {name}"))?;
     let version = rm!(RedisModule_GetServerVersion());
     let caps = detect(ctx, version);
@@ -119,6 +120,7 @@ fn load(ctx: *mut RedisModuleCtx, args: &[RStr]) -> Result<(), String> {
     }
     register_extra(ctx, caps.acl_categories)?;
     crate::ffi::events::on_fork(ctx, FAMILIES.iter().filter_map(|f| f.on_fork).collect())?;
+    crate::ffi::events::count_what_leaves(ctx);
     crate::command_docs::apply(ctx, FAMILIES.iter().flat_map(|f| f.docs_for(flavor)))?;
     crate::info::register(ctx)?;
     if !unprefixed {

@@ -125,6 +125,7 @@ required!(
     RedisModule_DigestAddStringBuffer,
     RedisModule_DigestEndSequence,
     RedisModule_DefragAlloc,
+    RedisModule_DbSize,
 );
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use super::io::{log_io_warning, AofWriter, IoSink, IoSource};
 use super::stats::{Footprint, TypeStats};
 
 /// What a filter type provides to be stored in the keyspace.
-pub trait DataType: Sized + 'static {
+pub trait DataType: Sized + Send + 'static {
     /// Registered type name (9 characters; fixes the RDB module id).
     const NAME: &'static CStr;
     const ENCODING_VERSION: c_int;
@@ -202,19 +202,35 @@ unsafe extern "C" fn mem_usage<T: DataType>(value: *const c_void) -> usize {
         .map_or(0, |v| guarded("mem_usage", 0, || v.mem_usage()))
 }
 
+/// Values above this many bytes release their memory on the module's own
+/// thread: the server's lazy free (LAZYFREE_THRESHOLD 64, in its units of
+/// about 64 KiB) would free them after INFO had been read (issue 39).
+const RELEASE_LATER_ABOVE: usize = 64 << 16;
+
+/// The server frees every value on its main thread as it leaves the
+/// keyspace (no `free_effort`: INFO counts at once); the memory of a large
+/// one is released on the module's thread, so `UNLINK` still returns at once.
 unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
     if !value.is_null() {
         // SAFETY: values are only ever created as Box<T> by this module.
         guarded("free", (), || {
-            let mut v = Box::from_raw(value.cast::<T>());
+            let v = Box::from_raw(value.cast::<T>());
             T::stats().freed(DataType::footprint(&*v));
-            // SAFETY: the storage is about to be freed; its content is dead.
-            v.for_each_block_mut(&mut |block| {
-                let bytes = block.bytes_mut();
-                unsafe { super::alloc::discard(bytes.as_mut_ptr(), bytes.len()) };
-            });
+            if v.mem_usage() > RELEASE_LATER_ABOVE {
+                super::release::later(Box::new(move || release(v)));
+            } else {
+                release(v);
+            }
         });
     }
+}
+
+fn release<T: DataType>(mut v: Box<T>) {
+    // SAFETY: the storage is about to be freed; its content is dead.
+    v.for_each_block_mut(&mut |block| {
+        let bytes = block.bytes_mut();
+        unsafe { super::alloc::discard(bytes.as_mut_ptr(), bytes.len()) };
+    });
 }
 
 unsafe extern "C" fn copy<T: DataType>(
@@ -258,20 +274,6 @@ unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut
             rm!(RedisModule_DigestEndSequence(md));
         });
     }
-}
-
-/// Freeing cost in the server's units (LAZYFREE_THRESHOLD is 64): about one
-/// per 64 KiB, so `UNLINK` of a large filter frees it on the lazy-free thread
-/// while small ones are freed at once.
-unsafe extern "C" fn free_effort<T: DataType>(
-    _key: *mut RedisModuleString,
-    value: *const c_void,
-) -> usize {
-    // SAFETY: as above.
-    value
-        .cast::<T>()
-        .as_ref()
-        .map_or(1, |v| 1 + v.mem_usage() / 65536)
 }
 
 /// Lets active defragmentation move the value and its storage blocks; the
@@ -326,7 +328,6 @@ pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     methods.free = Some(free::<T>);
     methods.copy = Some(copy::<T>);
     methods.digest = Some(digest::<T>);
-    methods.free_effort = Some(free_effort::<T>);
     methods.defrag = Some(defrag::<T>);
     let handle = rm!(RedisModule_CreateDataType(
         ctx,
@@ -338,7 +339,37 @@ pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
         return Err(format!("could not create data type {:?}", T::NAME));
     }
     T::cell().handle.store(handle, Ordering::Relaxed);
+    registered().push(Registered {
+        handle,
+        stats: T::stats(),
+        footprint: footprint_of::<T>,
+    });
     Ok(())
+}
+
+/// A registered data type, for what walks the keyspace (the INFO counts of
+/// an asynchronous flush, ffi/events.rs).
+#[derive(Clone, Copy)]
+pub struct Registered {
+    pub handle: *mut RedisModuleType,
+    pub stats: &'static TypeStats,
+    /// The footprint of a value of this type.
+    pub footprint: unsafe fn(*const c_void) -> Footprint,
+}
+
+// SAFETY: the handle is only compared, never dereferenced by the module.
+unsafe impl Send for Registered {}
+
+unsafe fn footprint_of<T: DataType>(value: *const c_void) -> Footprint {
+    // SAFETY: the caller passes a value of type T.
+    unsafe { value.cast::<T>().as_ref() }.map_or_else(Footprint::default, DataType::footprint)
+}
+
+static REGISTERED: std::sync::Mutex<Vec<Registered>> = std::sync::Mutex::new(Vec::new());
+
+/// Every data type registered so far.
+pub fn registered() -> std::sync::MutexGuard<'static, Vec<Registered>> {
+    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod datatype;
 pub mod events;
 pub mod io;
 pub mod log;
+pub mod release;
 pub mod slot_migration;
 pub mod stats;
 

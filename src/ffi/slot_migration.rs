@@ -210,9 +210,32 @@ impl Interface {
             Interface::Redis => {
                 subscribe(REDIS_EVENT_ASM, on_redis_event)
                     & subscribe(REDIS_EVENT_TRIM, on_redis_trim)
+                    & trim_key_by_key(ctx)
             }
         }
     }
+}
+
+/// `REDISMODULE_NOTIFY_KEY_TRIMMED` (Redis 8.6).
+const NOTIFY_KEY_TRIMMED: c_int = 1 << 17;
+
+/// A subscriber to trimmed keys makes Redis trim migrated slots key by key
+/// on its main thread instead of freeing them on its lazy-free thread, so
+/// INFO bf stops counting each key as it goes (issue 39).
+fn trim_key_by_key(ctx: *mut RedisModuleCtx) -> bool {
+    unsafe extern "C" fn trimmed(
+        _ctx: *mut RedisModuleCtx,
+        _type: c_int,
+        _event: *const c_char,
+        _key: *mut RedisModuleString,
+    ) -> c_int {
+        0
+    }
+    optional!(RedisModule_SubscribeToKeyspaceEvents(
+        ctx,
+        NOTIFY_KEY_TRIMMED,
+        Some(trimmed)
+    )) == Some(raw::REDISMODULE_OK as c_int)
 }
 
 unsafe extern "C" fn on_valkey_event(

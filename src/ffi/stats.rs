@@ -3,6 +3,7 @@
 //! and values may be freed on the lazy-free thread.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 
 pub struct CommandStats {
     calls: AtomicU64,
@@ -50,14 +51,70 @@ impl Footprint {
     }
 }
 
+/// A number of values and the sums of their footprints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Count {
+    pub keys: i64,
+    pub sums: Footprint,
+}
+
+impl Count {
+    fn plus(self, o: Count, sign: i64) -> Count {
+        let f = |a: i64, b: i64| a.wrapping_add(b.wrapping_mul(sign));
+        Count {
+            keys: f(self.keys, o.keys),
+            sums: Footprint {
+                bytes: f(self.sums.bytes, o.sums.bytes),
+                filters: f(self.sums.filters, o.sums.filters),
+                items: f(self.sums.items, o.sums.items),
+                capacity: f(self.sums.capacity, o.sums.capacity),
+            },
+        }
+    }
+
+    pub fn minus(self, o: Count) -> Count {
+        self.plus(o, -1)
+    }
+
+    pub fn one(f: Footprint) -> Count {
+        Count { keys: 1, sums: f }
+    }
+
+    pub fn plus_one(self, f: Footprint) -> Count {
+        self.plus(Count::one(f), 1)
+    }
+}
+
+thread_local! {
+    static MAIN_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Called once at load, on the server's main thread.
+pub fn mark_main_thread() {
+    MAIN_THREAD.with(|m| m.set(true));
+}
+
+/// Whether the caller runs on the server's main thread (not its lazy-free
+/// thread).
+pub fn on_main_thread() -> bool {
+    MAIN_THREAD.with(|m| m.get())
+}
+
 /// Live values of one data type, the sums of their footprints, and what
 /// active defragmentation did to them.
+///
+/// INFO counts what is in the keyspace (issue 39): a value leaves it when
+/// the server unlinks it, but an asynchronous flush frees it later on the
+/// lazy-free thread. Such values are moved to `left` when the flush starts
+/// (docs/operations.md "INFO bf"), and their frees off the main thread take
+/// them out of it again; every other free runs on the main thread at once.
 pub struct TypeStats {
     keys: AtomicI64,
     bytes: AtomicI64,
     filters: AtomicI64,
     items: AtomicI64,
     capacity: AtomicI64,
+    left: Mutex<Count>,
     defrag_hits: AtomicU64,
     defrag_misses: AtomicU64,
 }
@@ -70,6 +127,15 @@ impl TypeStats {
             filters: AtomicI64::new(0),
             items: AtomicI64::new(0),
             capacity: AtomicI64::new(0),
+            left: Mutex::new(Count {
+                keys: 0,
+                sums: Footprint {
+                    bytes: 0,
+                    filters: 0,
+                    items: 0,
+                    capacity: 0,
+                },
+            }),
             defrag_hits: AtomicU64::new(0),
             defrag_misses: AtomicU64::new(0),
         }
@@ -89,14 +155,30 @@ impl TypeStats {
         }
     }
 
+    fn left(&self) -> std::sync::MutexGuard<'_, Count> {
+        // A poisoned lock still holds valid counts.
+        self.left.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn created(&self, f: Footprint) {
         self.keys.fetch_add(1, Relaxed);
         self.add(f, 1);
     }
 
     pub fn freed(&self, f: Footprint) {
+        if on_main_thread() {
+            self.keys.fetch_sub(1, Relaxed);
+            self.add(f, -1);
+            return;
+        }
+        // Under the lock: a flush starting now must not see the value
+        // counted live while it is already out of `left`.
+        let mut left = self.left();
         self.keys.fetch_sub(1, Relaxed);
         self.add(f, -1);
+        if left.keys > 0 {
+            *left = left.minus(Count::one(f));
+        }
     }
 
     pub fn resized(&self, before: Footprint, after: Footprint) {
@@ -104,6 +186,40 @@ impl TypeStats {
             self.add(before, -1);
             self.add(after, 1);
         }
+    }
+
+    /// Every value not yet freed, in the keyspace or not.
+    fn live(&self) -> Count {
+        Count {
+            keys: self.keys.load(Relaxed),
+            sums: Footprint {
+                bytes: self.bytes.load(Relaxed),
+                filters: self.filters.load(Relaxed),
+                items: self.items.load(Relaxed),
+                capacity: self.capacity.load(Relaxed),
+            },
+        }
+    }
+
+    /// The values in the keyspace: what INFO reports.
+    pub fn counted(&self) -> Count {
+        let left = self.left();
+        self.live().minus(*left)
+    }
+
+    /// `c` has left the keyspace; its values will be freed off the main thread.
+    pub fn leave(&self, c: Count) {
+        if c == Count::default() {
+            return;
+        }
+        let mut left = self.left();
+        *left = left.plus(c, 1);
+    }
+
+    /// Every value still in the keyspace has left it (FLUSHALL ASYNC).
+    pub fn leave_all(&self) {
+        let mut left = self.left();
+        *left = self.live();
     }
 
     pub fn defragged(&self, moved: bool) {
@@ -115,19 +231,15 @@ impl TypeStats {
         counter.fetch_add(1, Relaxed);
     }
 
-    /// (keys, bytes)
+    /// (keys, bytes) in the keyspace
     pub fn snapshot(&self) -> (i64, i64) {
-        (self.keys.load(Relaxed), self.bytes.load(Relaxed))
+        let c = self.counted();
+        (c.keys, c.sums.bytes)
     }
 
-    /// The sums of every live value's footprint.
+    /// The sums of the footprints of the values in the keyspace.
     pub fn totals(&self) -> Footprint {
-        Footprint {
-            bytes: self.bytes.load(Relaxed),
-            filters: self.filters.load(Relaxed),
-            items: self.items.load(Relaxed),
-            capacity: self.capacity.load(Relaxed),
-        }
+        self.counted().sums
     }
 
     /// (allocations moved, allocations left in place) by active defrag.

@@ -646,3 +646,135 @@ fn apbf_copy_digest_events_and_info() {
         assert_eq!(info::field(&mut c, "bf", "bf_apbf_memory"), "0");
     }
 }
+
+/// Every integer counter of `INFO bf` that sums values (keys, memory,
+/// valkey-bloom's objects, filters, items, capacity): not the version, the
+/// defrag counts or the per-command calls.
+fn value_counters(c: &mut Conn) -> std::collections::BTreeMap<String, i64> {
+    info::text(c, "bf")
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(name, _)| !name.contains("version") && !name.contains("defrag"))
+        .filter_map(|(name, v)| Some((name.to_string(), v.trim().parse().ok()?)))
+        .collect()
+}
+
+/// INFO bf counts what is in the keyspace, at the moment it leaves it
+/// (issue 39): values of every type, large enough to be freed in the
+/// background, removed with every lazy-free option on, each way a key can
+/// go (RENAME over it, UNLINK, DEL, MOVE then FLUSHDB ASYNC of a database
+/// beside another non-empty one, expiry, FLUSHALL ASYNC, eviction); INFO
+/// is read right after each, and once more after the background frees.
+#[test]
+fn info_counts_leave_with_the_key_under_lazy_free() {
+    type Counters = std::collections::BTreeMap<String, i64>;
+    fn sum(values: &[(&str, Counters)], base: &Counters) -> Counters {
+        let mut total = base.clone();
+        for (_, delta) in values {
+            for (name, v) in delta {
+                *total.entry(name.clone()).or_default() += v;
+            }
+        }
+        total
+    }
+    fn delta(after: &Counters, before: &Counters) -> Counters {
+        after
+            .iter()
+            .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0)))
+            .collect()
+    }
+    for flavor in all_flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        for option in [
+            "lazyfree-lazy-user-del",
+            "lazyfree-lazy-user-flush",
+            "lazyfree-lazy-expire",
+            "lazyfree-lazy-eviction",
+            "lazyfree-lazy-server-del",
+        ] {
+            assert_eq!(c.cmd(&["CONFIG", "SET", option, "yes"]), ok());
+        }
+        let base = value_counters(&mut c);
+        let creations: [(&str, &[&[&str]]); 8] = [
+            ("a", &[&["BF.RESERVE", "a", "0.001", "2917251"]]),
+            ("b", &[&["CF.RESERVE", "b", "8000000"]]),
+            ("c", &[&["CMS.INITBYDIM", "c", "1000000", "2"]]),
+            ("d", &[&["TOPK.RESERVE", "d", "50", "100000", "5", "0.9"]]),
+            (
+                "e",
+                &[&["TDIGEST.CREATE", "e"], &["TDIGEST.ADD", "e", "1", "2"]],
+            ),
+            ("f", &[&["APBF.RESERVE", "f", "COUNT", "0.001", "1000000"]]),
+            (
+                "g",
+                &[
+                    &["CONFIG", "SET", "bf.bloom-flavor", "valkey-bloom"],
+                    &["BF.RESERVE", "g", "0.001", "2917251"],
+                    &["CONFIG", "SET", "bf.bloom-flavor", "redisbloom"],
+                ],
+            ),
+            ("h", &[&["BF.ADD", "h", "x"]]),
+        ];
+        let mut live: Vec<(&str, Counters)> = Vec::new();
+        for (key, commands) in creations {
+            let before = value_counters(&mut c);
+            for cmd in commands {
+                let r = c.cmd(cmd);
+                assert!(!r.is_error(), "{flavor:?} {cmd:?}: {r:?}");
+            }
+            live.push((key, delta(&value_counters(&mut c), &before)));
+        }
+        let gone = |c: &mut Conn, live: &mut Vec<(&str, Counters)>, keys: &[&str], how: &str| {
+            live.retain(|(k, _)| !keys.contains(k));
+            assert_eq!(
+                value_counters(c),
+                sum(live, &base),
+                "{flavor:?}: after {how}"
+            );
+        };
+        // h's value lives on as a; a's leaves.
+        assert_eq!(c.cmd(&["RENAME", "h", "a"]), ok());
+        live.retain(|(k, _)| *k != "a");
+        if let Some(h) = live.iter_mut().find(|(k, _)| *k == "h") {
+            h.0 = "a";
+        }
+        gone(&mut c, &mut live, &[], "RENAME h a");
+        assert_eq!(c.cmd(&["UNLINK", "b"]), int(1));
+        gone(&mut c, &mut live, &["b"], "UNLINK");
+        assert_eq!(c.cmd(&["DEL", "c"]), int(1));
+        gone(&mut c, &mut live, &["c"], "DEL");
+        assert_eq!(c.cmd(&["MOVE", "d", "1"]), int(1));
+        gone(&mut c, &mut live, &[], "MOVE (still in the keyspace)");
+        assert_eq!(c.cmd(&["SELECT", "1"]), ok());
+        assert_eq!(c.cmd(&["FLUSHDB", "ASYNC"]), ok());
+        assert_eq!(c.cmd(&["SELECT", "0"]), ok());
+        gone(&mut c, &mut live, &["d"], "FLUSHDB ASYNC of db 1");
+        assert_eq!(c.cmd(&["PEXPIRE", "e", "1"]), int(1));
+        wait::until("e expired", wait::STATE, || match c.cmd(&["EXISTS", "e"]) {
+            r if r == int(0) => Ok(()),
+            r => Err(format!("EXISTS e {r:?}")),
+        });
+        gone(&mut c, &mut live, &["e"], "expiry");
+        assert_eq!(c.cmd(&["FLUSHALL", "ASYNC"]), ok());
+        gone(&mut c, &mut live, &["a", "f", "g"], "FLUSHALL ASYNC");
+        // Eviction: everything goes to make room, nothing is left to free.
+        let before = value_counters(&mut c);
+        assert_eq!(c.cmd(&["BF.RESERVE", "x", "0.001", "2917251"]), ok());
+        live.push(("x", delta(&value_counters(&mut c), &before)));
+        c.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]);
+        c.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
+        c.cmd(&["SET", "y", "1"]);
+        c.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+        assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+        gone(&mut c, &mut live, &["x"], "eviction");
+        // The background frees, once done, take nothing more off.
+        wait::until("background frees done", wait::STATE, || {
+            match info::num::<i64>(&mut c, "memory", "lazyfree_pending_objects") {
+                0 => Ok(()),
+                n => Err(format!("{n} pending")),
+            }
+        });
+        assert_eq!(value_counters(&mut c), base, "{flavor:?}: after the frees");
+    }
+}
