@@ -217,15 +217,15 @@ unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
             let v = Box::from_raw(value.cast::<T>());
             T::stats().freed(DataType::footprint(&*v));
             if v.mem_usage() > RELEASE_LATER_ABOVE {
-                super::release::later(Box::new(move || release(v)));
+                super::release::later(Box::new(move || release(*v)));
             } else {
-                release(v);
+                release(*v);
             }
         });
     }
 }
 
-fn release<T: DataType>(mut v: Box<T>) {
+fn release<T: DataType>(mut v: T) {
     // SAFETY: the storage is about to be freed; its content is dead.
     v.for_each_block_mut(&mut |block| {
         let bytes = block.bytes_mut();

@@ -87,7 +87,7 @@ unsafe extern "C" fn flushing(
         return;
     };
     // A synchronous flush frees on the main thread as it goes.
-    if subevent != u64::from(raw::REDISMODULE_SUBEVENT_FLUSHDB_START) || info.sync != 0 {
+    if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_START || info.sync != 0 {
         return;
     }
     guarded("flush event", (), || {
@@ -172,9 +172,9 @@ unsafe extern "C" fn swapdb_loading(
         let mut before = BEFORE_SWAP.lock().unwrap_or_else(|e| e.into_inner());
         let now: Vec<Count> = types.iter().map(|t| t.stats.counted()).collect();
         match subevent {
-            s if s == u64::from(raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED) => *before = now,
+            s if s == raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED => *before = now,
             // The old dataset goes.
-            s if s == u64::from(raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED) => {
+            s if s == raw::REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED => {
                 for (t, old) in types.iter().zip(before.iter()) {
                     t.stats.leave(*old);
                 }
