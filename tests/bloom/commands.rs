@@ -712,6 +712,10 @@ fn merge_stores_the_union_of_filters_of_one_shape() {
         let card = line(c, "BF.CARD s").as_int();
         assert!((10 + 15..=10 + 30).contains(&card), "{card}");
         assert_eq!(line(c, "BF.EXISTS s q24"), int(1));
+        // INFO bf: overwritten values freed, new ones counted; the calls.
+        assert_eq!(info::num::<i64>(c, "bf", "bf_bloom_keys"), 6);
+        let calls = info::field(c, "bf", "bf_cmd_bf_merge");
+        assert_eq!(calls, "calls=6,failed=0");
     });
 }
 
