@@ -33,16 +33,17 @@ impl Chain {
             link.set_size(count);
             total = total.checked_add(count).ok_or(MergeError::Overflow)?;
         }
+        // The chain's count is the sum of its links'.
         union.size = total;
         Ok(union)
     }
 
     /// Ok when `other` has this chain's options, growth and links' sizing.
     fn same_shape(&self, other: &Chain) -> Result<(), MergeError> {
-        let scaling = |c: &Chain| c.options & NO_SCALING;
+        let scaling = |c: &Chain| c.options() & NO_SCALING;
         same(scaling(self), scaling(other), None, "NONSCALING")?;
-        same(self.options, other.options, None, "options")?;
-        same(self.growth, other.growth, None, "expansion")?;
+        same(self.options(), other.options(), None, "options")?;
+        same(self.growth(), other.growth(), None, "expansion")?;
         same(self.num_links(), other.num_links(), None, "number of links")?;
         for (i, (a, b)) in self.links().iter().zip(other.links()).enumerate() {
             let unit = Some(("link", i + 1));
