@@ -142,12 +142,21 @@ pub const MERGE_SOURCES: KeynumSpec = KeynumSpec {
     keystep: 1,
 };
 
+/// A second key spec: the keys from argument `index` to the last one
+/// (BF.MERGE's sources).
+#[derive(Clone, Copy)]
+pub struct RestSpec {
+    pub access: Access,
+    pub index: c_int,
+}
+
 /// Metadata of one command.
 pub struct Doc {
     name: &'static CStr,
     arity: c_int,
     access: Access,
     keynum: Option<KeynumSpec>,
+    rest: Option<RestSpec>,
     since: &'static CStr,
     tips: Option<&'static CStr>,
     summary: &'static CStr,
@@ -174,6 +183,7 @@ pub const fn doc(
         arity,
         access,
         keynum: None,
+        rest: None,
         since,
         tips,
         summary,
@@ -199,6 +209,12 @@ impl Doc {
     /// Adds the key spec of the keys after the first.
     pub const fn with_keynum(mut self, spec: KeynumSpec) -> Doc {
         self.keynum = Some(spec);
+        self
+    }
+
+    /// Adds the key spec of the keys after the first, to the last argument.
+    pub const fn with_rest(mut self, spec: RestSpec) -> Doc {
+        self.rest = Some(spec);
         self
     }
 }
@@ -289,9 +305,13 @@ fn key_flags(access: Access) -> u64 {
 }
 
 /// The first key's spec — begin-search index 1, find-keys range (lastkey 0,
-/// keystep 1, limit 0) — then the keynum spec if any, and the terminator
-/// (`begin_search_type` INVALID).
-fn c_key_specs(access: Access, keynum: Option<KeynumSpec>) -> *mut RedisModuleCommandKeySpec {
+/// keystep 1, limit 0) — then the keynum spec or the range to the last
+/// argument (lastkey -1) if any, and the terminator (`begin_search_type` INVALID).
+fn c_key_specs(
+    access: Access,
+    keynum: Option<KeynumSpec>,
+    rest: Option<RestSpec>,
+) -> *mut RedisModuleCommandKeySpec {
     let first = RedisModuleCommandKeySpec {
         notes: null(),
         flags: key_flags(access),
@@ -321,6 +341,22 @@ fn c_key_specs(access: Access, keynum: Option<KeynumSpec>) -> *mut RedisModuleCo
                     keynumidx: k.keynumidx,
                     firstkey: k.firstkey,
                     keystep: k.keystep,
+                },
+            },
+            ..first
+        });
+    }
+    if let Some(r) = rest {
+        specs.push(RedisModuleCommandKeySpec {
+            flags: key_flags(r.access),
+            bs: BeginSearch {
+                index: BeginSearchIndex { pos: r.index },
+            },
+            fk: FindKeys {
+                range: FindKeysRange {
+                    lastkey: -1,
+                    keystep: 1,
+                    limit: 0,
                 },
             },
             ..first
@@ -363,7 +399,7 @@ impl Doc {
             history: c_history(self.history),
             tips: self.tips.map_or(null(), CStr::as_ptr),
             arity: self.arity,
-            key_specs: c_key_specs(self.access, self.keynum),
+            key_specs: c_key_specs(self.access, self.keynum, self.rest),
             args: c_args(self.args),
         }))
     }
@@ -430,7 +466,7 @@ pub fn assert_c_arrays_terminated(d: &Doc) {
         while !(*info.args.add(n)).name.is_null() {
             n += 1;
         }
-        let end = 1 + usize::from(d.keynum.is_some());
+        let end = 1 + usize::from(d.keynum.is_some()) + usize::from(d.rest.is_some());
         assert_eq!(
             (*info.key_specs.add(end)).begin_search_type,
             raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INVALID

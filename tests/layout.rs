@@ -555,6 +555,7 @@ const FLOORS: &[Floors] = &[
                 "dump/",
                 "rdb_file/",
                 "limit.rs",
+                "bitunion.rs",
             ],
             // Number parsing and argument helpers, shared by the parsers
             // and the configs.

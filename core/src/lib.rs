@@ -6,6 +6,7 @@
 pub mod alloc;
 pub mod apbf;
 pub mod args;
+pub mod bitunion;
 pub mod bloom;
 pub mod cms;
 pub mod config;

@@ -2,6 +2,7 @@
 //! decoders on arbitrary bytes, LOADCHUNK sequences, and random operations
 //! against a model.
 
+use rsbloom_core::bitunion::MergeError;
 use rsbloom_core::bloom::{
     size_link, AddOutcome, Chain, ChunkError as BloomChunkError, LoadError as BloomLoadError,
     NO_SCALING,
@@ -369,10 +370,48 @@ pub fn bloom_rdb(data: &[u8]) {
         );
     }
     bloom_data(&c);
+    let before = c.try_clone().expect("copy of a loaded chain");
     bloom_exercise(&mut c, &PROBE_ITEMS);
     // Then items of the input itself.
     let items: Vec<&[u8]> = rest.chunks(3).take(64).collect();
     bloom_exercise(&mut c, &items);
+    bloom_merge_check(&before, &c);
+}
+
+/// BF.MERGE (docs/bloom.md §12) of `a` and `b`, `b` being `a` after adds: a
+/// copy and a self-merge are the source; the union has `b`'s bits (adds
+/// only set bits), link counts at least `b`'s and within capacity (or the
+/// source's count), and round-trips; a scaled-out `b` is refused as of
+/// another shape.
+fn bloom_merge_check(a: &Chain, b: &Chain) {
+    // Compared as header and bits: a loaded NaN field is never `==`.
+    let same = |x: &Chain, y: &Chain| {
+        assert_eq!(x.encode_header(), y.encode_header());
+        assert_eq!(bloom_data(x), bloom_data(y));
+    };
+    same(&Chain::merge(a, &[]).unwrap(), a);
+    same(&Chain::merge(a, &[a, a]).unwrap(), a);
+    match Chain::merge(a, &[b]) {
+        Ok(u) => {
+            assert_eq!(a.num_links(), b.num_links());
+            check_chain(&u);
+            assert!(u.counts_agree(), "merged counters disagree");
+            assert_eq!(bloom_data(&u), bloom_data(b));
+            for (l, m) in u.links().iter().zip(b.links()) {
+                assert!(l.size() >= m.size());
+                assert!(l.size() <= l.entries().max(m.size()));
+            }
+            let mut saved: Vec<Primitive> = Vec::new();
+            u.rdb_save(&mut saved);
+            let r = Chain::rdb_load(&mut PrimitiveSource::new(&saved), 4).expect("merged RDB");
+            same(&r, &u);
+        }
+        Err(MergeError::Differs(d)) => {
+            assert_ne!(a.num_links(), b.num_links(), "{d:?}");
+            assert_eq!(d.field, "number of links");
+        }
+        Err(e) => assert_eq!(e, MergeError::Overflow),
+    }
 }
 
 /// Random BF operations against a model: no false negatives, BF.CARD equals

@@ -2,6 +2,7 @@
 //! RDB decoder, its BF.LOAD blob decoder and its argument parsers.
 
 use rsbloom_core::args::rust_num::parse_i64_rust;
+use rsbloom_core::bitunion::MergeError;
 use rsbloom_core::config::{parse_fp_rate_config, parse_tightening_config};
 use rsbloom_core::rdb::{ByteSource, LoadError, Primitive, PrimitiveSource};
 use rsbloom_core::valkey_bloom::args::{parse_info_field, parse_insert, parse_reserve, Defaults};
@@ -113,12 +114,41 @@ fn exercise(o: &mut Object, items: &[&[u8]]) {
 }
 
 /// [`exercise`] with the probe items, then 3-byte items of the input, after
-/// which the object still saves and reloads in both forms.
+/// which the object still saves and reloads in both forms, and merges with
+/// the object it was ([`merge_check`]).
 fn exercise_input(mut o: Object, input: &[u8]) {
+    let before = o.try_clone().unwrap();
     exercise(&mut o, &PROBE_ITEMS);
     let items: Vec<&[u8]> = input.chunks(3).take(64).collect();
     exercise(&mut o, &items);
     round_trips(&o, false);
+    merge_check(&before, &o);
+}
+
+/// BF.MERGE (docs/valkey-bloom.md "BF.MERGE") of `a` and `b`, `b` being `a`
+/// after adds: a copy and a self-merge are the source; the union answers
+/// as `b` (adds only set bits), counts at least `b`'s within range, and
+/// round-trips; a scaled-out `b` is refused as of another shape.
+fn merge_check(a: &Object, b: &Object) {
+    same(&Object::merge(a, &[]).unwrap(), a);
+    same(&Object::merge(a, &[a, a]).unwrap(), a);
+    match Object::merge(a, &[b]) {
+        Ok(u) => {
+            assert_eq!(a.num_filters(), b.num_filters());
+            check_counts(&u);
+            assert!(u.card() >= b.card());
+            for item in PROBE_ITEMS {
+                assert_eq!(u.contains(item), b.contains(item));
+            }
+            round_trips(&u, false);
+        }
+        Err(MergeError::Differs(d)) => {
+            assert_ne!(a.num_filters(), b.num_filters(), "{d:?}");
+            assert_eq!(d.field, "number of sub-filters");
+        }
+        // Counts summing above i64::MAX (crafted near-limit values).
+        Err(e) => assert_eq!(e, MergeError::Overflow),
+    }
 }
 
 /// Both persistence forms of a loaded object load back to the same. The RDB

@@ -11,7 +11,10 @@ use rsbloom_core::limit::{self, OVER_LIMIT};
 use rsbloom_core::valkey_bloom::Object;
 
 use crate::config;
-use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Key, Lookup, RStr, ReplyError, Value};
+use crate::ffi::context::ModuleValue;
+use crate::ffi::{
+    arg, loadchunk_args, CmdResult, Ctx, Key, KeyKind, Lookup, RStr, ReplyError, Value,
+};
 use crate::valkey_bloom;
 
 const NOT_FOUND: &str = "ERR not found";
@@ -21,6 +24,7 @@ const NO_MEMORY: &str = "ERR Insufficient memory to create filter";
 const FULL: &str = "ERR non scaling filter is full";
 const INSERT_FAILED: &str = "ERR problem inserting into filter";
 const BAD_DATA: &str = "ERR received bad data";
+const MIXED: &str = "ERR BF.MERGE: sources mix RedisBloom and valkey-bloom filters";
 
 /// A new chain as BF.RESERVE step 6 describes it, unless it would be
 /// above `limit` (checked before allocating).
@@ -416,6 +420,68 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             .load_chunk(iter, data)
             .map_err(|e| ReplyError::Text(e.message()))?,
     }
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+// ---- BF.MERGE ----
+
+/// BF.MERGE destkey srckey [srckey ...] (docs/bloom.md §12): the union of
+/// filters of one shape, in the first source's flavour, stored at destkey.
+pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let [_, dest, sources @ ..] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let Some(first) = sources.first() else {
+        return Err(ReplyError::WrongArity);
+    };
+    if ctx.open_key(first, false).kind().is::<Object>() {
+        merge_into(ctx, dest, sources, valkey_bloom::merge)
+    } else {
+        merge_into(ctx, dest, sources, |ctx, first: &Chain, others| {
+            // The union has the sources' shape, so the first one's size.
+            config::check_key_size(ctx, first.size_bytes())?;
+            Chain::merge(first, others).map_err(ReplyError::from)
+        })
+    }
+}
+
+/// BF.MERGE over sources of type `T`: each must exist (`ERR not found`) and
+/// be a `T` (WRONGTYPE, or [`MIXED`] for the other flavour); destkey must
+/// be empty or hold a Bloom filter of either flavour, which the union —
+/// `union(ctx, first, others)`, checked against the limits — replaces.
+fn merge_into<T: ModuleValue>(
+    ctx: &Ctx,
+    dest: &RStr,
+    sources: &[RStr],
+    union: impl FnOnce(&Ctx, &T, &[&T]) -> Result<T, ReplyError>,
+) -> CmdResult {
+    let keys: Vec<Key<'_>> = sources.iter().map(|s| ctx.open_key(s, false)).collect();
+    let mut values = Vec::with_capacity(keys.len());
+    for key in &keys {
+        match key.get_shared::<T>() {
+            Lookup::Found(v) => values.push(v),
+            Lookup::Missing => return Err(ReplyError::Text(NOT_FOUND)),
+            Lookup::WrongType if valkey_bloom::is_bloom(key.kind()) => {
+                return Err(ReplyError::Text(MIXED))
+            }
+            Lookup::WrongType => return Err(ReplyError::WrongType),
+        }
+    }
+    let mut dest_key = ctx.open_key(dest, true);
+    let kind = dest_key.kind();
+    if kind != KeyKind::Empty && !valkey_bloom::is_bloom(kind) {
+        return Err(ReplyError::WrongType);
+    }
+    let Some((first, others)) = values.split_first() else {
+        return Err(ReplyError::WrongArity);
+    };
+    let merged = union(ctx, first, others)?;
+    // The sources may include destkey, whose value `set` frees.
+    drop(values);
+    drop(keys);
+    dest_key.set(Box::new(merged));
     ctx.reply_ok();
     ctx.propagate();
     Ok(())

@@ -1,6 +1,7 @@
 //! COMMAND INFO / COMMAND DOCS of the BF.* commands, as RedisBloom 8.x
 //! registers them (docs/module.md §2.1 arity column, §2.3 key specs, docs,
-//! arguments). Every literal is RedisBloom's, typos included.
+//! arguments). Every literal is RedisBloom's, typos included, but for
+//! BF.MERGE, which RedisBloom does not have.
 
 use std::ffi::CStr;
 
@@ -48,6 +49,9 @@ const BF_INFO: &[Arg] = &[
     .optional(),
 ];
 
+/// BF.MERGE is rsbloom's (RedisBloom has none): destkey, then the sources.
+const BF_MERGE: &[Arg] = &[key(c"destkey", 0), key(c"srckey", 1).multiple()];
+
 const O_K_LAST: &CStr =
     c"O(k), where k is the number of hash functions used by the last sub-filter";
 const O_KN_HASH: &CStr =
@@ -67,6 +71,10 @@ pub static DOCS: &[Doc] = &[
     doc(c"BF.LOADCHUNK", 4,  Rw, c"1.0.0", NO_TIPS,    c"Restores a filter previously saved using SCANDUMP", O_N_CAP, LOADCHUNK),
     doc(c"BF.MADD",      -3, Rw, c"1.0.0", NO_TIPS,
         c"Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", O_KN_HASH, KEY_ITEMS),
+    doc(c"BF.MERGE",     -3, Rw, c"0.1.0", NO_TIPS,
+        c"Stores the union of Bloom filters of one shape at destkey (rsbloom)",
+        c"O(n * m), where n is the number of sources and m the size of a filter", BF_MERGE)
+        .with_rest(RestSpec { access: Ro, index: 2 }),
     doc(c"BF.MEXISTS",   -3, Ro, c"1.0.0", NO_TIPS,    c"Checks whether one or more items exist in a Bloom Filter", O_KN_HASH, KEY_ITEMS),
     doc(c"BF.RESERVE",   -4, Rw, c"1.0.0", NO_TIPS,    c"Creates a new Bloom Filter", O_1, BF_RESERVE),
     doc(c"BF.SCANDUMP",  3,  Rw, c"1.0.0", DONT_CACHE, c"Begins an incremental save of the bloom filter", O_N_CAP, SCANDUMP),

@@ -30,6 +30,9 @@ static COMMANDS: &[CommandSpec] = commands!("bloom";
     // valkey-bloom's, for the AOF of its filters; RedisBloom has none, so
     // it is not in @bloom (issue 39).
     "bf.load" => crate::valkey_bloom::load, write "deny-oom", category "";
+    // rsbloom's (docs/bloom.md §12); not RedisBloom's, so not in @bloom
+    // either (issue 39).
+    "bf.merge" => commands::merge, write "deny-oom", category "", last key -1;
 );
 
 /// valkey-bloom's registration (COMPAT-VALKEY-BLOOM §1.2): upper-case names
@@ -48,4 +51,5 @@ static VALKEY_BLOOM_COMMANDS: &[CommandSpec] = commands!("bloom";
     "BF.DEBUG" as "bf.debug" => commands::debug, readonly "fast";
     "BF.SCANDUMP" as "bf.scandump" => commands::scandump, readonly "fast";
     "BF.LOADCHUNK" as "bf.loadchunk" => commands::loadchunk, write "deny-oom";
+    "BF.MERGE" as "bf.merge" => commands::merge, write "deny-oom", last key -1;
 );

@@ -97,6 +97,7 @@ macro_rules! command {
             acl: $crate::ffi::command::c_str(concat!($acl, "\0")),
             entry,
             stats: &STATS,
+            last_key: 1,
         }
     }};
 }
@@ -108,11 +109,14 @@ macro_rules! command {
 /// (`write` or `readonly`), plus `@fast` where the row ends `, acl fast`.
 /// A row ending `, category ""` stays out of the family's category: a
 /// command the emulated module does not have, which its users' ACL rules
-/// must not see (docs/module.md §2.2).
+/// must not see (docs/module.md §2.2). A row ending `, last key -1` has
+/// keys from the first argument to the last (BF.MERGE: key positions 1,
+/// -1, 1).
 macro_rules! commands {
     ($category:literal; $(
         $name:literal $(as $event:literal)? => $handler:path,
-        $mode:ident $($flags:literal)? $(, acl $fast:ident)? $(, category $own:literal)?;
+        $mode:ident $($flags:literal)? $(, acl $fast:ident)? $(, category $own:literal)?
+        $(, last key $last:expr)?;
     )*) => {
         &[$(command!(
             $name $(as $event)?,
@@ -122,7 +126,7 @@ macro_rules! commands {
                 command!(@acl $mode) $(, " ", stringify!($fast))?,
                 command!(@category $category $(, $own)?)
             )
-        )),*]
+        ) $(.last_key($last))?),*]
     };
 }
 
@@ -145,9 +149,19 @@ pub struct CommandSpec {
     pub entry:
         unsafe extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int,
     pub stats: &'static CommandStats,
+    /// Position of the last key (-1: the last argument).
+    pub last_key: c_int,
 }
 
-/// Registers a command with key positions (1, 1, 1), like RedisBloom.
+impl CommandSpec {
+    pub const fn last_key(mut self, last: c_int) -> CommandSpec {
+        self.last_key = last;
+        self
+    }
+}
+
+/// Registers a command with key positions (1, 1, 1), like RedisBloom, or
+/// (1, -1, 1) for one of several keys.
 pub fn register(
     ctx: *mut RedisModuleCtx,
     spec: &CommandSpec,
@@ -159,7 +173,7 @@ pub fn register(
         Some(spec.entry),
         spec.flags.as_ptr(),
         1,
-        1,
+        spec.last_key,
         1,
     ));
     if status != raw::REDISMODULE_OK as c_int {

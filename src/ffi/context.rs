@@ -47,6 +47,8 @@ pub enum ReplyError {
     WrongType,
     /// An exact error text (with or without the `ERR` prefix, as the spec says).
     Text(&'static str),
+    /// An error text made for this reply (BF.MERGE names what differs).
+    Owned(String),
 }
 
 impl From<rsbloom_core::args::ArgError> for ReplyError {
@@ -55,6 +57,12 @@ impl From<rsbloom_core::args::ArgError> for ReplyError {
             rsbloom_core::args::ArgError::WrongArity => ReplyError::WrongArity,
             rsbloom_core::args::ArgError::Reply(text) => ReplyError::Text(text),
         }
+    }
+}
+
+impl From<rsbloom_core::bitunion::MergeError> for ReplyError {
+    fn from(e: rsbloom_core::bitunion::MergeError) -> Self {
+        ReplyError::Owned(e.message().into_owned())
     }
 }
 
@@ -126,6 +134,7 @@ impl Ctx {
             )),
             ReplyError::WrongType => self.reply_error(WRONGTYPE),
             ReplyError::Text(t) => self.reply_error(t),
+            ReplyError::Owned(t) => self.reply_error(t),
         }
     }
 

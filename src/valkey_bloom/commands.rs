@@ -9,7 +9,7 @@ use rsbloom_core::bloom::Chain;
 use rsbloom_core::valkey_bloom::args::{
     parse_info_field, parse_insert, parse_reserve, Defaults, InfoField, Insert,
 };
-use rsbloom_core::valkey_bloom::{validate_scale_to, Create, Object, FIXED_SEED};
+use rsbloom_core::valkey_bloom::{validate_scale_to, Create, Object, VbError, FIXED_SEED};
 
 use super::datatype::memory_limit;
 use crate::config;
@@ -405,4 +405,13 @@ pub fn load(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     ctx.replicate_verbatim();
     ctx.notify_generic(RESERVE_EVENT);
     Ok(())
+}
+
+/// BF.MERGE's union of valkey-bloom objects, refused (before allocating)
+/// when the sources' size is above the memory limit.
+pub fn merge(ctx: &Ctx, first: &Object, others: &[&Object]) -> Result<Object, ReplyError> {
+    if rsbloom_core::limit::exceeds(limit(ctx), first.size()) {
+        return Err(ReplyError::Text(VbError::MemoryLimit.message()));
+    }
+    Object::merge(first, others).map_err(ReplyError::from)
 }

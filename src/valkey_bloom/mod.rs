@@ -8,7 +8,7 @@ mod info;
 
 pub use commands::{
     add, card, exists, info as info_reply, insert, insert_existing, is_bloom,
-    is_replicated_creation, load, parse_insert_checked, reserve,
+    is_replicated_creation, load, merge, parse_insert_checked, reserve,
 };
 pub use info::sections as info_sections;
 

@@ -659,3 +659,128 @@ fn autocreation_follows_the_configuration() {
         );
     });
 }
+
+// ---- BF.MERGE (docs/bloom.md §12) ----
+
+fn dump(c: &mut Conn, key: &str) -> Vec<u8> {
+    c.cmd(&["DUMP", key]).as_bytes().to_vec()
+}
+
+fn madd_range(c: &mut Conn, key: &str, prefix: &str, n: usize) {
+    let mut cmd = vec!["BF.MADD".to_string(), key.into()];
+    cmd.extend((0..n).map(|i| format!("{prefix}{i}")));
+    let r = c.cmd(&cmd);
+    assert!(!r.as_array().iter().any(Reply::is_error), "{r:?}");
+}
+
+#[test]
+fn merge_stores_the_union_of_filters_of_one_shape() {
+    each_server(|c, _| {
+        assert_eq!(line(c, "BF.RESERVE a 0.01 1000"), ok());
+        assert_eq!(line(c, "BF.RESERVE b 0.01 1000"), ok());
+        madd_range(c, "a", "x", 300);
+        madd_range(c, "b", "y", 300);
+        assert_eq!(line(c, "BF.MERGE d a b"), ok());
+        assert_eq!(line(c, "TYPE d"), simple("MBbloom--"));
+        let found = c.cmd(&["BF.MEXISTS", "d", "x0", "x299", "y0", "y299"]);
+        assert_eq!(found, arr(vec![int(1); 4]));
+        // Estimated from the bits: 600 distinct items, within a few percent.
+        let card = line(c, "BF.CARD d").as_int();
+        assert!((570..=600).contains(&card), "{card}");
+        assert_eq!(info_field(c, "d", "ITEMS").as_int(), card);
+        assert_eq!(info_field(c, "d", "SIZE"), info_field(c, "a", "SIZE"));
+        assert_eq!(info_field(c, "d", "CAPACITY"), int(1000));
+
+        // One source is a copy; a filter merged with itself is unchanged.
+        assert_eq!(line(c, "BF.MERGE d a"), ok());
+        assert_eq!(dump(c, "d"), dump(c, "a"));
+        let a = dump(c, "a");
+        assert_eq!(line(c, "BF.MERGE a a a"), ok());
+        assert_eq!(dump(c, "a"), a);
+        // destkey among the sources.
+        assert_eq!(line(c, "BF.MERGE d a b"), ok());
+        assert_eq!(line(c, "BF.MERGE a a b"), ok());
+        assert_eq!(dump(c, "a"), dump(c, "d"));
+        // Scaled chains merge link by link.
+        assert_eq!(line(c, "BF.RESERVE s1 0.01 10"), ok());
+        assert_eq!(line(c, "BF.RESERVE s2 0.01 10"), ok());
+        madd_range(c, "s1", "p", 25);
+        madd_range(c, "s2", "q", 25);
+        assert_eq!(line(c, "BF.MERGE s s1 s2"), ok());
+        assert_eq!(info_field(c, "s", "FILTERS"), int(2));
+        // The first link is full in both: it counts its capacity.
+        let card = line(c, "BF.CARD s").as_int();
+        assert!((10 + 15..=10 + 30).contains(&card), "{card}");
+        assert_eq!(line(c, "BF.EXISTS s q24"), int(1));
+        // INFO bf: overwritten values freed, new ones counted; the calls.
+        assert_eq!(info::num::<i64>(c, "bf", "bf_bloom_keys"), 6);
+        let calls = info::field(c, "bf", "bf_cmd_bf_merge");
+        assert_eq!(calls, "calls=6,failed=0");
+    });
+}
+
+#[test]
+fn merge_refuses_and_writes_nothing() {
+    each_server(|c, _| {
+        other_types(c);
+        assert_eq!(line(c, "BF.MERGE d"), arity("bf.merge"));
+        assert_eq!(line(c, "BF.RESERVE a 0.01 100"), ok());
+        madd_range(c, "a", "x", 10);
+        assert_eq!(line(c, "BF.MERGE d a missing"), err("ERR not found"));
+        assert_eq!(line(c, "BF.MERGE d missing a"), err("ERR not found"));
+        assert_eq!(line(c, "BF.MERGE d a str"), err(WRONGTYPE));
+        assert_eq!(line(c, "BF.MERGE d cf"), err(WRONGTYPE));
+        assert_eq!(line(c, "BF.MERGE str a"), err(WRONGTYPE));
+        assert_eq!(line(c, "BF.MERGE cf a"), err(WRONGTYPE));
+        assert_eq!(line(c, "EXISTS d"), int(0));
+
+        assert_eq!(line(c, "BF.RESERVE d 0.01 100"), ok());
+        madd_range(c, "d", "z", 5);
+        let before = dump(c, "d");
+        let cases = [
+            ("BF.RESERVE o 0.01 200", "link 1's capacity"),
+            ("BF.RESERVE o 0.001 100", "link 1's error rate"),
+            ("BF.RESERVE o 0.01 100 EXPANSION 4", "expansion"),
+            ("BF.RESERVE o 0.01 100 NONSCALING", "NONSCALING"),
+        ];
+        for (create, what) in cases {
+            assert_eq!(line(c, create), ok());
+            let want = format!("ERR BF.MERGE: sources differ in {what}");
+            assert_eq!(line(c, "BF.MERGE d a o"), err(&want), "{create}");
+            assert_eq!(line(c, "BF.MERGE d o a d"), err(&want), "{create}");
+            assert_eq!(line(c, "DEL o"), int(1));
+        }
+        assert_eq!(line(c, "BF.RESERVE o 0.01 100"), ok());
+        madd_range(c, "o", "w", 250);
+        assert_eq!(
+            line(c, "BF.MERGE d a o"),
+            err("ERR BF.MERGE: sources differ in number of links")
+        );
+        assert_eq!(dump(c, "d"), before);
+
+        // The per-key limit, checked before anything is allocated.
+        let size = info_field(c, "a", "SIZE").as_int();
+        config_set(c, "max-key-memory", &(size - 1).to_string());
+        assert_eq!(
+            line(c, "BF.MERGE d a"),
+            err("ERR operation exceeds the key memory limit (bf.max-key-memory)")
+        );
+        assert_eq!(dump(c, "d"), before);
+        config_set(c, "max-key-memory", &size.to_string());
+        assert_eq!(line(c, "BF.MERGE d a"), ok());
+        config_set(c, "max-key-memory", "0");
+
+        // A valkey-bloom filter beside RedisBloom chains.
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", "bf.bloom-flavor", "valkey-bloom"]),
+            ok()
+        );
+        assert_eq!(line(c, "BF.RESERVE v 0.01 100"), ok());
+        let mixed = err("ERR BF.MERGE: sources mix RedisBloom and valkey-bloom filters");
+        assert_eq!(line(c, "BF.MERGE d a v"), mixed);
+        assert_eq!(line(c, "BF.MERGE d v a"), mixed);
+        // destkey of the other flavour is replaced.
+        assert_eq!(line(c, "BF.MERGE v a"), ok());
+        assert_eq!(line(c, "TYPE v"), simple("MBbloom--"));
+    });
+}

@@ -140,3 +140,45 @@ fn aof_rewrite_without_preamble_restores_every_filter() {
         assert_eq!(line(&mut c, "BF.EXISTS big big7"), int(1));
     }
 }
+
+/// BF.MERGE (docs/bloom.md §12) is replicated verbatim: a replica and a
+/// replay of the AOF (commands, no rewrite) hold the very same values, of
+/// both flavours, destkey among the sources included.
+#[test]
+fn merge_replicates_and_replays_identically() {
+    for flavor in all_flavors() {
+        let s = Server::builder(flavor, Module::Rsbloom)
+            .arg("--appendonly")
+            .arg("yes")
+            .start();
+        let replica = s.start_replica();
+        let (mut c, mut r) = (s.conn(), replica.conn());
+        for (flavour, prefix) in [("redisbloom", "rb"), ("valkey-bloom", "vb")] {
+            let set = ["CONFIG", "SET", "bf.bloom-flavor", flavour];
+            assert_eq!(c.cmd(&set), ok());
+            let (a, b, d) = (
+                format!("{prefix}a"),
+                format!("{prefix}b"),
+                format!("{prefix}d"),
+            );
+            assert_eq!(c.cmd(&["BF.RESERVE", &a, "0.01", "50"]), ok());
+            madd(&mut c, &a, (0..80).map(|j| format!("a{j}")));
+            // A copy, then other items: valkey-bloom's random seed shared.
+            assert_eq!(c.cmd(&["BF.MERGE", &b, &a]), ok());
+            madd(&mut c, &b, (0..30).map(|j| format!("b{j}")));
+            assert_eq!(c.cmd(&["BF.MERGE", &d, &a, &b]), ok());
+            assert_eq!(c.cmd(&["BF.MERGE", &a, &b, &a]), ok());
+        }
+        info::wait_replica_synced(&mut c, &mut r);
+        let keys = ["rba", "rbb", "rbd", "vba", "vbb", "vbd"];
+        let dumps =
+            |c: &mut Conn| -> Vec<Reply> { keys.iter().map(|k| c.cmd(&["DUMP", k])).collect() };
+        let master = dumps(&mut c);
+        assert_eq!(dumps(&mut r), master, "{flavor:?}: replica");
+        // RedisBloom's creations replay in the flavour of the replay
+        // (docs/valkey-bloom.md §6): the one they were made in.
+        assert_eq!(line(&mut c, "CONFIG SET bf.bloom-flavor redisbloom"), ok());
+        assert_eq!(line(&mut c, "DEBUG LOADAOF"), ok());
+        assert_eq!(dumps(&mut c), master, "{flavor:?}: AOF replay");
+    }
+}

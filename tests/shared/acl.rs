@@ -11,7 +11,7 @@ use common::diff::{sargs, Args};
 use common::*;
 
 /// RedisBloom's eleven (its test_acl.py): BF.LOAD, registered for the AOF of
-/// valkey-bloom filters, is in `@write` only.
+/// valkey-bloom filters, and BF.MERGE, rsbloom's, are in `@write` only.
 const BF_COMMANDS: [&str; 11] = [
     "bf.add",
     "bf.card",
@@ -157,12 +157,13 @@ const READ: [&str; 13] = [
     "cf.mexists",
     "cf.scandump",
 ];
-const WRITE: [&str; 13] = [
+const WRITE: [&str; 14] = [
     "bf.add",
     "bf.insert",
     "bf.load",
     "bf.loadchunk",
     "bf.madd",
+    "bf.merge",
     "bf.reserve",
     "cf.add",
     "cf.addnx",
@@ -238,8 +239,12 @@ fn module_acl_categories() {
                     );
                 }
                 family_user_can_use_only_its_family(&s, &mut c);
-                // `+@bloom` does not grant BF.LOAD, as under RedisBloom.
+                // `+@bloom` does not grant BF.LOAD, as under RedisBloom, nor
+                // rsbloom's BF.MERGE.
                 assert!(is_noperm(&user_conn(&s, "b").cmd(&["BF.LOAD", "b3", "x"])));
+                assert!(is_noperm(
+                    &user_conn(&s, "b").cmd(&["BF.MERGE", "b3", "b1"])
+                ));
                 bloom_category_of_valkey_bloom_flavor(flavor);
                 // CF.COMPACT is in @read (docs/differences.md §2 quirk): a read-only
                 // user can run it, but no CF write.
@@ -300,7 +305,8 @@ fn module_acl_categories() {
 
 /// Loaded as valkey-bloom (`bf.bloom-flavor valkey-bloom`), `@bloom` is
 /// valkey-bloom's: its eight commands and BF.LOAD, plus RedisBloom's
-/// chunk and debug commands that stay for RedisBloom's filters.
+/// chunk and debug commands that stay for RedisBloom's filters, and
+/// rsbloom's BF.MERGE.
 fn bloom_category_of_valkey_bloom_flavor(flavor: Flavor) {
     let s = Server::builder(flavor, Module::Rsbloom)
         .module_arg("bloom-flavor")
@@ -308,7 +314,7 @@ fn bloom_category_of_valkey_bloom_flavor(flavor: Flavor) {
         .start();
     let mut c = s.conn();
     let mut expected: Vec<&str> = BF_COMMANDS.to_vec();
-    expected.push("bf.load");
+    expected.extend(["bf.load", "bf.merge"]);
     expected.sort();
     assert_eq!(module_commands_in(&mut c, "bloom"), expected);
     assert_eq!(
@@ -316,6 +322,8 @@ fn bloom_category_of_valkey_bloom_flavor(flavor: Flavor) {
         ok()
     );
     let r = user_conn(&s, "b").cmd(&["BF.LOAD", "b3", "x"]);
+    assert!(!is_noperm(&r), "{r:?}");
+    let r = user_conn(&s, "b").cmd(&["BF.MERGE", "b3", "b1"]);
     assert!(!is_noperm(&r), "{r:?}");
 }
 

@@ -262,6 +262,8 @@ fn every_write_fires_a_module_keyspace_event() {
             &["BF.ADD", "b", "x"],
             &["BF.MADD", "b", "y", "z"],
             &["BF.INSERT", "b", "ITEMS", "w"],
+            // On destkey.
+            &["BF.MERGE", "m", "b"],
             &["CF.RESERVE", "c", "100"],
             &["CF.ADD", "c", "x"],
             &["CF.ADDNX", "c", "y"],
@@ -277,7 +279,11 @@ fn every_write_fires_a_module_keyspace_event() {
         assert_silent(
             &mut c,
             &mut sub,
-            &[&["BF.EXISTS", "b", "x"], &["BF.ADD", "c", "x"]],
+            &[
+                &["BF.EXISTS", "b", "x"],
+                &["BF.ADD", "c", "x"],
+                &["BF.MERGE", "m", "b", "nokey"],
+            ],
         );
     }
 }

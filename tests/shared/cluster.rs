@@ -76,6 +76,17 @@ fn populate_bf(c: &mut ClusterConnection, i: usize) {
             for it in items(i, 30) {
                 let _: i64 = query(c, &["BF.ADD", &k, &it]);
             }
+            if i.is_multiple_of(10) {
+                // A merged key (docs/bloom.md §12), migrated and failed over
+                // below; its source shares its slot and its items (so its
+                // bits and counts).
+                let src = format!("{{tag{i}}}:src");
+                expect_ok(c, &["BF.RESERVE", &src, "0.01", "20", "EXPANSION", "2"]);
+                let _: Vec<i64> = query(c, &args(&["BF.MADD", &src], &items(i, 30)));
+                expect_ok(c, &["BF.MERGE", &k, &src, &k]);
+                // Only the merged key is observed (and counted).
+                expect_int(c, &["DEL", &src], 1);
+            }
         }
         1 => {
             expect_ok(c, &["BF.RESERVE", &k, "0.001", "100", "NONSCALING"]);
@@ -321,6 +332,10 @@ fn check_getkeys(port: u16) {
         let keys: Vec<String> = query(&mut c, &full);
         assert_eq!(keys, [key], "COMMAND GETKEYS {cmd:?}");
     }
+    // BF.MERGE: every argument after the name is a key.
+    let merge = ["BF.MERGE", "{u}:d", "{u}:a", "{u}:b"];
+    let keys: Vec<String> = query(&mut c, &[&["COMMAND", "GETKEYS"][..], &merge].concat());
+    assert_eq!(keys, merge[1..], "COMMAND GETKEYS {merge:?}");
 }
 
 /// The redirection a plain (not cluster-aware) connection to `port` gets
@@ -351,6 +366,12 @@ fn check_moved(ports: &[u16]) {
         let want = (format!("127.0.0.1:{at}"), slot);
         assert_eq!(moved(other, cmd), want, "{cmd:?} sent to {other}");
     }
+    // BF.MERGE's keys must share a slot.
+    let (a, b) = ("bf:1", "bf:2");
+    assert_ne!(keyslot(ports[0], a), keyslot(ports[0], b));
+    let e = try_query::<Value, _>(&mut client::connect(ports[0]), &["BF.MERGE", a, a, b])
+        .expect_err("BF.MERGE across slots");
+    assert_eq!(e.code(), Some("CROSSSLOT"), "{e}");
 }
 
 fn dbsize(port: u16) -> i64 {

@@ -695,3 +695,42 @@ fn apbf_command_info_and_docs() {
         );
     }
 }
+
+/// docs/bloom.md §12: BF.MERGE, rsbloom's own, has key positions (1, -1, 1)
+/// — destkey, then the sources, a key spec each — so key extraction and
+/// cluster slot checks see every key, in both Bloom flavours' registrations
+/// (valkey-bloom's has no command info: the positions alone).
+#[test]
+fn bf_merge_declares_every_key() {
+    for flavor in flavors() {
+        for valkey_bloom in [false, true] {
+            let mut b = Server::builder(flavor, Module::Rsbloom);
+            if valkey_bloom {
+                b = b.valkey_bloom_flavor();
+            }
+            let s = b.start();
+            let mut c = s.conn();
+            let ctx = format!("{flavor:?}, valkey-bloom flavour {valkey_bloom}");
+            assert_eq!(
+                c.cmd(&["COMMAND", "GETKEYS", "BF.MERGE", "d", "a", "b"]),
+                Reply::Array(vec![bulk("d"), bulk("a"), bulk("b")]),
+                "{ctx}"
+            );
+            let r = c.cmd(&["COMMAND", "INFO", "BF.MERGE"]);
+            let info = r.as_array()[0].as_array();
+            assert_eq!(&info[3..6], &[int(1), int(-1), int(1)], "{ctx}");
+            let name = if valkey_bloom { "BF.MERGE" } else { "bf.merge" };
+            let arity = format!("ERR wrong number of arguments for '{name}' command");
+            assert_eq!(line(&mut c, "BF.MERGE d"), err(&arity), "{ctx}");
+            if valkey_bloom {
+                continue;
+            }
+            assert_eq!(info[1], int(-3), "{ctx}");
+            let specs = "[[flags [RW] begin_search [type index spec [index 1]] \
+                 find_keys [type range spec [lastkey 0 keystep 1 limit 0]]] \
+                 [flags [RO] begin_search [type index spec [index 2]] \
+                 find_keys [type range spec [lastkey -1 keystep 1 limit 0]]]]";
+            assert_eq!(render(&info[8]), squash(specs), "{ctx}");
+        }
+    }
+}

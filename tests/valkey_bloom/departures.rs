@@ -2,7 +2,8 @@
 //! (COMPAT-VALKEY-BLOOM.md §8, "instead" column; docs/valkey-bloom.md §7):
 //! inputs that crash, block or misbehave in valkey-bloom get an error or the
 //! sane result, on Redis 8.6 and Valkey 9 with the valkey-bloom flavour. (The
-//! oracle is not run here: most of these inputs kill it.)
+//! oracle is not run here: most of these inputs kill it.) Also what rsbloom
+//! adds: BF.MERGE (docs/valkey-bloom.md "BF.MERGE").
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -356,5 +357,94 @@ fn bad_module_arguments_fail_the_load() {
                 "{at}: the log says why:\n{text}"
             );
         }
+    }
+}
+
+/// BF.MERGE on valkey-bloom objects: the union of objects of one shape and
+/// seed; refusals name what differs and write nothing.
+#[test]
+fn merge_unites_objects_of_one_shape_and_seed() {
+    let err = |t: &str| Reply::Error(t.into());
+    let differ = |what: &str| err(&format!("ERR BF.MERGE: sources differ in {what}"));
+    for flavor in flavors() {
+        let s = vb::rsbloom(flavor);
+        let mut c = s.conn();
+        let at = flavor.name();
+        let random = vb::config_name(&mut c, "bloom-use-random-seed");
+        let dump = |c: &mut Conn, k: &str| c.cmd(&["DUMP", k]).as_bytes().to_vec();
+        let madd = |c: &mut Conn, k: &str, p: &str| {
+            let mut cmd = vec!["BF.MADD".to_string(), k.into()];
+            cmd.extend((0..300).map(|i| format!("{p}{i}")));
+            c.cmd(&cmd);
+        };
+
+        assert_eq!(c.cmd(&["CONFIG", "SET", &random, "yes"]), ok());
+        assert_eq!(c.cmd(&["BF.RESERVE", "r1", "0.01", "1000"]), ok());
+        assert_eq!(c.cmd(&["BF.RESERVE", "r2", "0.01", "1000"]), ok());
+        let r = c.cmd(&["BF.MERGE", "d", "r1", "r2"]);
+        assert_eq!(r, differ("sub-filter 1's seed"), "{at}");
+        assert_eq!(c.cmd(&["EXISTS", "d"]), Reply::Int(0));
+        // One source: a copy, its seed included.
+        assert_eq!(c.cmd(&["BF.MERGE", "d", "r1"]), ok());
+        assert_eq!(dump(&mut c, "d"), dump(&mut c, "r1"), "{at}");
+
+        assert_eq!(c.cmd(&["CONFIG", "SET", &random, "no"]), ok());
+        assert_eq!(c.cmd(&["BF.RESERVE", "a", "0.01", "1000"]), ok());
+        assert_eq!(c.cmd(&["BF.RESERVE", "b", "0.01", "1000"]), ok());
+        madd(&mut c, "a", "x");
+        madd(&mut c, "b", "y");
+        assert_eq!(c.cmd(&["BF.MERGE", "d", "a", "b"]), ok());
+        assert_eq!(c.cmd(&["TYPE", "d"]), Reply::Simple("bloomfltr".into()));
+        let found = c.cmd(&["BF.MEXISTS", "d", "x0", "x299", "y0", "y299"]);
+        assert_eq!(found, Reply::Array(vec![Reply::Int(1); 4]), "{at}");
+        let card = c.cmd(&["BF.CARD", "d"]).as_int();
+        assert!((570..=600).contains(&card), "{at}: {card}");
+        let a = dump(&mut c, "a");
+        assert_eq!(c.cmd(&["BF.MERGE", "a", "a", "a"]), ok());
+        assert_eq!(dump(&mut c, "a"), a, "{at}: self-merge");
+
+        let before = dump(&mut c, "d");
+        assert_eq!(c.cmd(&["BF.MERGE", "d", "a", "r1"]), differ("seed mode"));
+        assert_eq!(
+            c.cmd(&["BF.RESERVE", "n", "0.01", "1000", "NONSCALING"]),
+            ok()
+        );
+        assert_eq!(c.cmd(&["BF.MERGE", "d", "a", "n"]), differ("expansion"));
+        let t = ["BF.INSERT", "t", "CAPACITY", "1000", "ERROR", "0.01"];
+        assert_eq!(
+            c.cmd(&[&t[..], &["TIGHTENING", "0.6", "ITEMS", "i"]].concat())
+                .as_array()
+                .len(),
+            1
+        );
+        assert_eq!(
+            c.cmd(&["BF.MERGE", "d", "a", "t"]),
+            differ("tightening ratio")
+        );
+        assert_eq!(c.cmd(&["BF.RESERVE", "e", "0.02", "1000"]), ok());
+        assert_eq!(c.cmd(&["BF.MERGE", "d", "a", "e"]), differ("error rate"));
+        assert_eq!(c.cmd(&["BF.RESERVE", "f", "0.01", "999"]), ok());
+        let r = c.cmd(&["BF.MERGE", "d", "a", "f"]);
+        assert_eq!(r, differ("sub-filter 1's capacity"));
+        assert_eq!(
+            c.cmd(&["BF.MERGE", "d", "a", "nokey"]),
+            err("ERR not found")
+        );
+        assert_eq!(c.cmd(&["SET", "str", "v"]), ok());
+        let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
+        assert_eq!(c.cmd(&["BF.MERGE", "d", "a", "str"]), wrongtype);
+        assert_eq!(c.cmd(&["BF.MERGE", "str", "a"]), wrongtype);
+        assert_eq!(dump(&mut c, "d"), before, "{at}: refusals wrote nothing");
+
+        // The memory limits, checked before anything is allocated.
+        let size = c.cmd(&["BF.INFO", "a", "SIZE"]).as_int().to_string();
+        let limit = vb::config_name(&mut c, "bloom-memory-usage-limit");
+        let small = (size.parse::<i64>().unwrap() - 1).to_string();
+        assert_eq!(c.cmd(&["CONFIG", "SET", &limit, &small]), ok());
+        let exceeds = err("ERR operation exceeds bloom object memory limit");
+        assert_eq!(c.cmd(&["BF.MERGE", "d", "a"]), exceeds, "{at}");
+        assert_eq!(c.cmd(&["CONFIG", "SET", &limit, &size]), ok());
+        assert_eq!(c.cmd(&["BF.MERGE", "d", "a"]), ok());
+        assert_eq!(dump(&mut c, "d"), a, "{at}");
     }
 }

@@ -197,9 +197,15 @@ impl Link {
         added
     }
 
-    /// The bit array, for LOADCHUNK.
+    /// The bit array, for LOADCHUNK and BF.MERGE.
     pub(crate) fn data_mut(&mut self) -> &mut [u8] {
         &mut self.data
+    }
+
+    /// Sets the item count of a merged link (BF.MERGE); the caller keeps
+    /// it within [`count_fits`].
+    pub(crate) fn set_size(&mut self, size: u64) {
+        self.size = size;
     }
 
     /// Capacity of the link.

@@ -8,6 +8,7 @@ pub mod args;
 mod debug;
 mod dump;
 mod link;
+mod merge;
 mod rdb;
 mod sizing;
 
@@ -423,6 +424,11 @@ impl Chain {
 
     pub fn links(&self) -> &[Link] {
         &self.links
+    }
+
+    /// The links, for BF.MERGE to write the union's bits and counts.
+    pub(crate) fn links_mut(&mut self) -> &mut [Link] {
+        &mut self.links
     }
 
     pub fn options(&self) -> u32 {

@@ -161,6 +161,20 @@ impl SubFilter {
         &self.keys
     }
 
+    /// Hash count k.
+    pub(crate) fn hashes(&self) -> u32 {
+        self.k
+    }
+
+    /// The bitmap (the blob after its header), for BF.MERGE.
+    pub(crate) fn bitmap(&self) -> &[u8] {
+        self.blob().get(HEADER..).unwrap_or_default()
+    }
+
+    pub(crate) fn bitmap_mut(&mut self) -> &mut [u8] {
+        self.blob_mut().get_mut(HEADER..).unwrap_or_default()
+    }
+
     /// Bitmap length in bytes.
     pub(crate) fn bytes(&self) -> u64 {
         self.bits.get() / 8

@@ -9,6 +9,7 @@
 pub mod args;
 mod blob;
 mod filter;
+mod merge;
 mod rdb;
 mod sizing;
 
