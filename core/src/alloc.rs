@@ -61,6 +61,21 @@ pub fn try_pop_exact<T>(items: &mut Box<[T]>) -> Result<Option<T>, AllocError> {
     Ok(last)
 }
 
+/// The size class an allocation of `n` bytes takes in jemalloc (the
+/// server's allocator): multiples of 16 up to 128, then four classes per
+/// doubling (8 for 1..=8). What MEMORY USAGE counts a value's blocks as.
+pub fn size_class(n: u64) -> u64 {
+    match n {
+        0 => 0,
+        1..=8 => 8,
+        9..=128 => n.next_multiple_of(16),
+        _ => {
+            let step = 1u64 << (63 - (n - 1).leading_zeros() - 2);
+            n.checked_next_multiple_of(step).unwrap_or(n)
+        }
+    }
+}
+
 /// A storage block the server may move (active defragmentation) or whose
 /// pages it releases before freeing the value.
 pub trait Block {
@@ -104,6 +119,20 @@ mod tests {
     fn absurd_sizes_fail_cleanly() {
         assert_eq!(try_zeroed(u64::MAX), Err(AllocError));
         assert_eq!(try_zeroed(1 << 62), Err(AllocError));
+    }
+
+    #[test]
+    fn size_classes() {
+        let classes: Vec<u64> = [
+            0, 1, 8, 9, 16, 17, 128, 129, 160, 161, 192, 193, 256, 257, 1384, 1464,
+        ]
+        .map(size_class)
+        .into();
+        assert_eq!(
+            classes,
+            [0, 8, 8, 16, 16, 32, 128, 160, 160, 192, 192, 224, 256, 320, 1536, 1536]
+        );
+        assert_eq!(size_class(u64::MAX), u64::MAX);
     }
 
     #[test]
