@@ -157,11 +157,17 @@ fn large_first_links_stay_apart() {
     for i in 0..1000u32 {
         c.add(&i.to_le_bytes());
     }
+    let mut n = 1000u32;
+    while c.num_links() < 2 && n < 200_000 {
+        c.add(&n.to_le_bytes());
+        n += 1;
+    }
+    assert_eq!(c.num_links(), 2, "scaled out past a first link kept apart");
     let copy = c.try_clone().unwrap();
     assert_eq!(copy, c);
     let back = load(&save(&c), ENCODING_VERSION).unwrap();
     assert_eq!(back, c);
-    assert!((0..1000u32).all(|i| back.contains(&i.to_le_bytes())));
+    assert!((0..n).all(|i| back.contains(&i.to_le_bytes())));
     let mut small = Chain::new(1, 0.01, 2, false).unwrap();
     for i in 0..200u32 {
         small.add(&i.to_le_bytes());
