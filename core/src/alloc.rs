@@ -61,6 +61,21 @@ pub fn try_pop_exact<T>(items: &mut Box<[T]>) -> Result<Option<T>, AllocError> {
     Ok(last)
 }
 
+/// The size class an allocation of `n` bytes takes in the servers'
+/// jemalloc (8-byte quantum): multiples of 8 up to 64, then four classes
+/// per doubling (80, 96, 112, 128, 160, …). What MEMORY USAGE counts a
+/// value's blocks as.
+pub fn size_class(n: u64) -> u64 {
+    match n {
+        0 => 0,
+        1..=32 => n.next_multiple_of(8),
+        _ => {
+            let step = 1u64 << (63 - (n - 1).leading_zeros() - 2);
+            n.checked_next_multiple_of(step).unwrap_or(n)
+        }
+    }
+}
+
 /// A storage block the server may move (active defragmentation) or whose
 /// pages it releases before freeing the value.
 pub trait Block {
@@ -104,6 +119,18 @@ mod tests {
     fn absurd_sizes_fail_cleanly() {
         assert_eq!(try_zeroed(u64::MAX), Err(AllocError));
         assert_eq!(try_zeroed(1 << 62), Err(AllocError));
+    }
+
+    #[test]
+    fn size_classes() {
+        let sizes = [
+            0, 1, 8, 9, 17, 24, 40, 41, 64, 65, 128, 129, 161, 193, 257, 1384,
+        ];
+        let classes = [
+            0, 8, 8, 16, 24, 24, 40, 48, 64, 80, 128, 160, 192, 224, 320, 1536,
+        ];
+        assert_eq!(sizes.map(size_class), classes);
+        assert_eq!(size_class(u64::MAX), u64::MAX);
     }
 
     #[test]

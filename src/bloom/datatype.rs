@@ -4,11 +4,20 @@
 use rsbloom_core::bloom::Chain;
 
 use crate::ffi::io::AofWriter;
+use crate::ffi::stats::Footprint;
 
 data_type! {
-    Chain = rsbloom_core::bloom::TYPE, bytes size_bytes;
+    Chain = rsbloom_core::bloom::TYPE, bytes memory_usage;
+    blocks(chain, f) => chain.for_each_block_mut(f);
 
     {
+        /// INFO bf counts BF.INFO Size (RedisBloom's formula), as for
+        /// every family; MEMORY USAGE counts the allocations.
+        fn footprint(&self) -> Footprint {
+            Footprint::bytes(usize::try_from(self.size_bytes()).unwrap_or(usize::MAX))
+        }
+
+
         /// BF.LOADCHUNK of the header at iterator 1, then of each SCANDUMP
         /// chunk at the iterator that follows it, exactly as a client replaying
         /// SCANDUMP would.

@@ -444,6 +444,12 @@ mod tests {
         moves_everything(chain, |c| {
             c.add(b"after defrag");
         });
+        // A first bit array above 64 KiB is not in the chain's block.
+        let mut apart = Chain::new(70_000, 0.01, 2, false).unwrap();
+        apart.add(b"item");
+        moves_everything(apart, |c| {
+            c.add(b"after defrag");
+        });
         let mut cf = CuckooFilter::new(16, 2, 20, 2).unwrap();
         for i in 0..200 {
             cf.insert(hash_item(format!("item{i}").as_bytes()));

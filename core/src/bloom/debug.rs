@@ -8,11 +8,15 @@ const G_PRECISION: i32 = 6;
 impl Chain {
     /// `size:N`, then one line per link, oldest first.
     pub fn debug_lines(&self) -> Vec<String> {
-        let width = if self.options & FORCE64 != 0 { 64 } else { 32 };
-        let mut lines = Vec::with_capacity(self.links.len() + 1);
-        lines.push(format!("size:{}", self.size));
+        let width = if self.options() & FORCE64 != 0 {
+            64
+        } else {
+            32
+        };
+        let mut lines = Vec::with_capacity(self.num_links() + 1);
+        lines.push(format!("size:{}", self.items()));
         // C prints 2^n2 when bits is 0; loading rejects such links.
-        lines.extend(self.links.iter().map(|l| {
+        lines.extend(self.links().iter().map(|l| {
             format!(
                 "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
                 l.bytes(),

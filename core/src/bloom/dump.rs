@@ -1,6 +1,6 @@
 //! BF.SCANDUMP / BF.LOADCHUNK: the packed header and the data chunks (docs/bloom.md §10).
 
-use super::link::{Link, LinkMeta};
+use super::link::{LinkMeta, LooseLink};
 use super::{Chain, LoadError, CHUNK_MAX, OPTIONS_MASK};
 use crate::alloc::try_zeroed;
 
@@ -74,14 +74,14 @@ impl Fields<'_> {
 impl Chain {
     /// The SCANDUMP header: 20 + 53n bytes (docs/bloom.md §10).
     pub fn encode_header(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_FIXED + HEADER_PER_LINK * self.links.len());
-        out.extend_from_slice(&self.size.to_le_bytes());
+        let mut out = Vec::with_capacity(HEADER_FIXED + HEADER_PER_LINK * self.num_links());
+        out.extend_from_slice(&self.items().to_le_bytes());
         // At most MAX_LINKS links exist (see there), far below u32::MAX.
-        let n = u32::try_from(self.links.len()).unwrap_or(u32::MAX);
+        let n = u32::try_from(self.num_links()).unwrap_or(u32::MAX);
         out.extend_from_slice(&n.to_le_bytes());
-        out.extend_from_slice(&self.options.to_le_bytes());
-        out.extend_from_slice(&self.growth.to_le_bytes());
-        for l in &self.links {
+        out.extend_from_slice(&self.options().to_le_bytes());
+        out.extend_from_slice(&self.growth().to_le_bytes());
+        for l in self.links() {
             out.extend_from_slice(&l.bytes().to_le_bytes());
             out.extend_from_slice(&l.bits().to_le_bytes());
             out.extend_from_slice(&l.size().to_le_bytes());
@@ -135,16 +135,16 @@ impl Chain {
             .map_err(|_| LoadError::OutOfMemory)?;
         for (meta, bytes) in &metas {
             let storage = try_zeroed(*bytes).map_err(|_| LoadError::OutOfMemory)?;
-            links.push(Link::from_meta(meta, storage)?);
+            links.push(LooseLink::from_meta(meta, storage)?);
         }
-        Ok(Chain::from_parts(size, options, growth, links))
+        Chain::from_parts(options, growth, links).map_err(|_| LoadError::OutOfMemory)
     }
 
     /// Link index and offset within it of byte `offset` of the data space
     /// (all bit arrays concatenated, oldest first).
     fn locate(&self, offset: u64) -> Option<(usize, usize)> {
         let mut start = 0u64;
-        for (i, l) in self.links.iter().enumerate() {
+        for (i, l) in self.links().iter().enumerate() {
             let end = start.checked_add(l.bytes())?;
             if offset < end {
                 // Below the link's length, which is a usize.
@@ -160,7 +160,7 @@ impl Chain {
     pub fn scandump_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
         let offset = u64::try_from(iter.checked_sub(1)?).ok()?;
         let (i, within) = self.locate(offset)?;
-        let rest = self.links.get(i)?.data().get(within..)?;
+        let rest = self.links().get(i)?.data().get(within..)?;
         let chunk = rest.get(..rest.len().min(CHUNK_MAX as usize))?;
         Some((iter.checked_add(i64::try_from(chunk.len()).ok()?)?, chunk))
     }
@@ -175,7 +175,7 @@ impl Chain {
         let offset = u64::try_from(iter - len - 1).map_err(|_| ChunkError::InvalidOffset)?;
         let (i, within) = self.locate(offset).ok_or(ChunkError::InvalidOffset)?;
         let dest = self
-            .links
+            .links_mut()
             .get_mut(i)
             .and_then(|l| l.data_mut().get_mut(within..))
             .and_then(|rest| rest.get_mut(..data.len()))

@@ -4,6 +4,7 @@ use super::sizing::{bits_per_entry, hash_count, size_link};
 use super::{CreateError, HashPair, LoadError};
 use crate::alloc::try_zeroed;
 use std::hint::select_unpredictable;
+use std::ptr::NonNull;
 
 /// Upper bound on `hashes` of loaded links. A genuine link has at most 1075
 /// (ceil(LN2c · bpe) for the smallest positive error, 5e-324); the bound keeps
@@ -13,14 +14,10 @@ const MAX_HASHES: u64 = 1100;
 /// Highest legal power-of-two exponent; 2^n2 must fit in 64 bits.
 const MAX_N2: u64 = 63;
 
-/// A sub-filter (docs/bloom.md §1). Invariant: every probed bit index is below
-/// `8 * data.len()`, so probing never leaves the array.
-///
-/// 64 bytes, like RedisBloom's link record, so that identical filters take
-/// identical memory: `bits` is `8 * data.len()` (validated on load) and the
-/// index modulus is derived from it.
-#[derive(Debug, PartialEq)]
-pub struct Link {
+/// What a link is but its storage: the parameters fixed at its creation
+/// and its item count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Fields {
     entries: u64,
     error: f64,
     bpe: f64,
@@ -28,9 +25,49 @@ pub struct Link {
     /// 2^64 mod the index modulus: what a wrap of the 64-bit probe sum takes
     /// off the index, so probes advance without a division (see [`Probes`]).
     wrap: u64,
-    data: Box<[u8]>,
     hashes: u32,
     n2: u8,
+}
+
+/// A sub-filter (docs/bloom.md §1) as its chain holds it. Invariant: every
+/// probed bit index is below `8 * len`, so probing never leaves the array.
+///
+/// 64 bytes, like RedisBloom's link record. The chain owns the bit array
+/// (`data`, `len` bytes): its own allocation, or for the first link the
+/// start of the chain's block (super::store). `bits` is `8 * len`
+/// (validated on load) and the index modulus is derived from it.
+pub struct Link {
+    f: Fields,
+    data: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a link is a record inside its chain's block, reachable only
+// through the chain, which owns the bit array `data` points to as a Box would.
+unsafe impl Send for Link {}
+// SAFETY: as above; `&Link` only reads the bit array.
+unsafe impl Sync for Link {}
+
+impl PartialEq for Link {
+    fn eq(&self, other: &Link) -> bool {
+        self.f == other.f && self.data() == other.data()
+    }
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        out.debug_struct("Link")
+            .field("fields", &self.f)
+            .field("bytes", &self.len)
+            .finish()
+    }
+}
+
+/// A link not yet in a chain: its fields and its own bit array.
+#[derive(Debug, PartialEq)]
+pub(crate) struct LooseLink {
+    pub(super) f: Fields,
+    pub(super) data: Box<[u8]>,
 }
 
 /// Link fields as read from a header or an RDB value, before validation.
@@ -98,22 +135,9 @@ impl LinkMeta {
     }
 }
 
-impl Link {
-    /// A deep copy whose bit array is allocated fallibly.
-    pub fn try_clone(&self) -> Result<Link, crate::alloc::AllocError> {
-        Ok(Link {
-            data: crate::alloc::try_copy(&self.data)?,
-            ..*self
-        })
-    }
-
-    /// The bit array, for the server to move it (active defragmentation).
-    pub fn storage_mut(&mut self) -> &mut Box<[u8]> {
-        &mut self.data
-    }
-
+impl LooseLink {
     /// A new, empty link (docs/bloom.md §3).
-    pub(crate) fn create(entries: u64, error: f64, options: u32) -> Result<Link, CreateError> {
+    pub(crate) fn create(entries: u64, error: f64, options: u32) -> Result<LooseLink, CreateError> {
         let s = size_link(entries, error, options)?;
         let data = try_zeroed(s.bytes).map_err(|_| CreateError::OutOfMemory)?;
         let meta = LinkMeta {
@@ -126,11 +150,11 @@ impl Link {
             size: 0,
         };
         // Sizing always yields valid links; the check keeps a single entry point.
-        Link::from_meta(&meta, data).map_err(|_| CreateError::Invalid)
+        LooseLink::from_meta(&meta, data).map_err(|_| CreateError::Invalid)
     }
 
     /// A link over `data` (adopted, not copied) after full validation.
-    pub(crate) fn from_meta(meta: &LinkMeta, data: Box<[u8]>) -> Result<Link, LoadError> {
+    pub(crate) fn from_meta(meta: &LinkMeta, data: Box<[u8]>) -> Result<LooseLink, LoadError> {
         meta.check()?;
         meta.check_bytes(data.len() as u64)?;
         let invalid = LoadError::Invalid("link fields out of range");
@@ -139,29 +163,76 @@ impl Link {
         if modulus == 0 {
             return Err(invalid);
         }
-        Ok(Link {
+        let f = Fields {
             entries: meta.entries,
             error: meta.error,
             bpe: meta.bpe,
             size: meta.size,
             wrap: 0u64.wrapping_sub(modulus) % modulus,
-            data,
             hashes: u32::try_from(meta.hashes).map_err(|_| invalid)?,
             n2,
+        };
+        Ok(LooseLink { f, data })
+    }
+
+    /// A copy of `link` with its own bit array, allocated fallibly.
+    pub(crate) fn copy_of(link: &Link) -> Result<LooseLink, crate::alloc::AllocError> {
+        Ok(LooseLink {
+            f: link.f,
+            data: crate::alloc::try_copy(link.data())?,
         })
+    }
+
+    /// Items added to this link.
+    pub(crate) fn size(&self) -> u64 {
+        self.f.size
+    }
+
+    pub(crate) fn entries(&self) -> u64 {
+        self.f.entries
+    }
+}
+
+impl Link {
+    /// The record of a link whose `len`-byte bit array is at `data`.
+    ///
+    /// # Safety
+    /// `data` must stay valid for `len` bytes, owned by the chain holding
+    /// the record, for as long as the record is used.
+    pub(super) unsafe fn placed(f: Fields, data: NonNull<u8>, len: usize) -> Link {
+        Link { f, data, len }
+    }
+
+    /// Where the bit array is (the chain frees it, or moves it on defrag).
+    pub(super) fn data_ptr(&self) -> NonNull<u8> {
+        self.data
+    }
+
+    /// Makes `data` this link's bit array (same length, moved there).
+    ///
+    /// # Safety
+    /// As for [`Link::placed`].
+    pub(super) unsafe fn set_data_ptr(&mut self, data: NonNull<u8>) {
+        self.data = data;
     }
 
     /// The bit indices probed for `h`.
     #[inline]
     fn probes(&self, h: HashPair) -> Probes {
-        Probes::new(h, modulus(self.n2, self.bits()), self.wrap, self.hashes)
+        Probes::new(
+            h,
+            modulus(self.f.n2, self.bits()),
+            self.f.wrap,
+            self.f.hashes,
+        )
     }
 
     /// Prefetches the bytes of the first `limit` probes of `h`.
     #[inline]
     pub(crate) fn prefetch(&self, h: HashPair, limit: u32) {
+        let data = self.data();
         for x in self.probes(h).take(limit as usize) {
-            if let Some(byte) = self.data.get((x >> 3) as usize) {
+            if let Some(byte) = data.get((x >> 3) as usize) {
                 crate::prefetch::prefetch(byte);
             }
         }
@@ -169,9 +240,9 @@ impl Link {
 
     /// Whether every probed bit is set (stops at the first unset one).
     pub(crate) fn contains(&self, h: HashPair) -> bool {
+        let data = self.data();
         self.probes(h).all(|x| {
-            self.data
-                .get((x >> 3) as usize)
+            data.get((x >> 3) as usize)
                 .is_some_and(|byte| byte & (1 << (x & 7)) != 0)
         })
     }
@@ -181,8 +252,10 @@ impl Link {
     /// A present item writes nothing (no copy-on-write after a fork).
     pub(crate) fn add(&mut self, h: HashPair) -> bool {
         let mut added = false;
-        for x in self.probes(h) {
-            if let Some(byte) = self.data.get_mut((x >> 3) as usize) {
+        let probes = self.probes(h);
+        let data = self.data_mut();
+        for x in probes {
+            if let Some(byte) = data.get_mut((x >> 3) as usize) {
                 let mask = 1 << (x & 7);
                 if *byte & mask == 0 {
                     *byte |= mask;
@@ -192,35 +265,37 @@ impl Link {
         }
         if added {
             // Below `entries` here (the chain grows at it): never saturates.
-            self.size = self.size.saturating_add(1);
+            self.f.size = self.f.size.saturating_add(1);
         }
         added
     }
 
     /// The bit array, for LOADCHUNK and BF.MERGE.
     pub(crate) fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.data
+        // SAFETY: the chain keeps `data` valid for `len` bytes (see
+        // `placed`), and `&mut self` comes from `&mut` of that chain.
+        unsafe { std::slice::from_raw_parts_mut(self.data.as_ptr(), self.len) }
     }
 
     /// Sets the item count of a merged link (BF.MERGE); the caller keeps
     /// it within [`count_fits`].
     pub(crate) fn set_size(&mut self, size: u64) {
-        self.size = size;
+        self.f.size = size;
     }
 
     /// Capacity of the link.
     pub fn entries(&self) -> u64 {
-        self.entries
+        self.f.entries
     }
     pub fn error(&self) -> f64 {
-        self.error
+        self.f.error
     }
     /// Bits per entry.
     pub fn bpe(&self) -> f64 {
-        self.bpe
+        self.f.bpe
     }
     pub fn hashes(&self) -> u32 {
-        self.hashes
+        self.f.hashes
     }
     /// Stored bit count (8 × bytes).
     pub fn bits(&self) -> u64 {
@@ -228,19 +303,20 @@ impl Link {
     }
     /// log2 of the index modulus of legacy power-of-two links, else 0.
     pub fn n2(&self) -> u8 {
-        self.n2
+        self.f.n2
     }
     /// Items added to this link.
     pub fn size(&self) -> u64 {
-        self.size
+        self.f.size
     }
     /// Length of the bit array in bytes.
     pub fn bytes(&self) -> u64 {
-        self.data.len() as u64
+        self.len as u64
     }
     /// The bit array (bit x is byte x >> 3, mask 1 << (x & 7)).
     pub fn data(&self) -> &[u8] {
-        &self.data
+        // SAFETY: the chain keeps `data` valid for `len` bytes (see `placed`).
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.len) }
     }
 }
 

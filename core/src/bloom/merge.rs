@@ -31,10 +31,9 @@ impl Chain {
             let guess = estimate(modulus, link.hashes(), ones(link.data()));
             let count = merged_count(&counts, same_bits, guess, link.entries());
             link.set_size(count);
+            // The chain's count, the sum of its links', must fit.
             total = total.checked_add(count).ok_or(MergeError::Overflow)?;
         }
-        // The chain's count is the sum of its links'.
-        union.size = total;
         Ok(union)
     }
 

@@ -11,6 +11,7 @@ mod link;
 mod merge;
 mod rdb;
 mod sizing;
+mod store;
 
 #[cfg(test)]
 mod tests;
@@ -18,7 +19,9 @@ mod tests;
 pub use debug::format_g;
 pub use dump::ChunkError;
 pub use link::Link;
+use link::LooseLink;
 pub use sizing::{size_link, Sizing};
+use store::Store;
 
 use crate::hash::{murmur2, murmur64a};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -92,6 +95,12 @@ const ERROR_TIGHTENING: f64 = 0.5;
 const CHAIN_RECORD: u64 = 32;
 const LINK_RECORD: u64 = 64;
 
+/// What a key holding a module value costs the server beyond what MEMORY
+/// USAGE adds itself (the key and its object): the `moduleValue` record
+/// (16 bytes) and the key's slot in the keyspace table (8). Measured on
+/// Redis 8.6 and Valkey 9.1 (bench/small_keys.py, docs/performance.md).
+const SERVER_RECORDS: u64 = 24;
+
 /// Seeds of the first hash of the pair (docs/bloom.md §2).
 const SEED64: u64 = 0xc6a4a7935bd1e995;
 const SEED32: u32 = 0x9747b28c;
@@ -141,14 +150,28 @@ pub enum LoadError {
     OutOfMemory,
 }
 
-/// A scalable Bloom filter: chain fields of docs/bloom.md §1 plus its links, oldest first.
-#[derive(Debug, PartialEq)]
+/// A scalable Bloom filter: chain fields of docs/bloom.md §1 plus its links,
+/// oldest first, in one block (see [`store`]). The chain's `size` is the
+/// sum of its links' (every loader checks it, every add keeps it).
 pub struct Chain {
-    size: u64,
-    options: u32,
-    growth: u32,
-    /// Exactly as long as the chain (see [`crate::alloc::try_push_exact`]).
-    links: Box<[Link]>,
+    store: Store,
+}
+
+impl PartialEq for Chain {
+    fn eq(&self, other: &Chain) -> bool {
+        (self.options(), self.growth(), self.links())
+            == (other.options(), other.growth(), other.links())
+    }
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        out.debug_struct("Chain")
+            .field("options", &self.options())
+            .field("growth", &self.growth())
+            .field("links", &self.links())
+            .finish()
+    }
 }
 
 impl Chain {
@@ -161,13 +184,13 @@ impl Chain {
         nonscaling: bool,
     ) -> Result<Chain, CreateError> {
         let (options, first_error) = Self::first_link(capacity, error_rate, nonscaling)?;
-        let link = Link::create(capacity, first_error, options)?;
+        let link = LooseLink::create(capacity, first_error, options)?;
         let mut links = Vec::new();
         links
             .try_reserve_exact(1)
             .map_err(|_| CreateError::OutOfMemory)?;
         links.push(link);
-        Ok(Chain::from_parts(0, options, growth, links))
+        Chain::from_parts(options, growth, links).map_err(|_| CreateError::OutOfMemory)
     }
 
     /// BF.INFO Size of the chain [`Chain::new`] would create, computed
@@ -194,19 +217,21 @@ impl Chain {
         })
     }
 
-    /// Assembles a loaded chain; callers have validated every part.
-    fn from_parts(size: u64, options: u32, growth: u32, links: Vec<Link>) -> Chain {
-        Chain {
-            size,
-            options,
-            growth,
-            links: links.into_boxed_slice(),
-        }
+    /// Assembles a chain of `links` (at least one); callers have validated
+    /// every part, the counts with [`loose_items`].
+    fn from_parts(
+        options: u32,
+        growth: u32,
+        links: Vec<LooseLink>,
+    ) -> Result<Chain, crate::alloc::AllocError> {
+        Ok(Chain {
+            store: Store::new(options, growth, links)?,
+        })
     }
 
     /// The hash pair of `item` (docs/bloom.md §2); the function depends only on FORCE64.
     pub fn hash(&self, item: &[u8]) -> HashPair {
-        if self.options & FORCE64 != 0 {
+        if self.options() & FORCE64 != 0 {
             let a = murmur64a(item, SEED64);
             HashPair {
                 a,
@@ -232,7 +257,7 @@ impl Chain {
     /// pass. A scale-out that would take the chain above `limit` bytes
     /// (crate::limit) is refused.
     pub fn add_hashed(&mut self, h: HashPair, limit: Option<u64>) -> AddOutcome {
-        let Some((newest, older)) = self.links.split_last_mut() else {
+        let Some((newest, older)) = self.links().split_last() else {
             return AddOutcome::Error;
         };
         if older.iter().rev().any(|link| link.contains(h)) {
@@ -240,45 +265,40 @@ impl Chain {
         }
         // The chain count is the sum of the links' (checked on load): one
         // that cannot grow refuses the add before any bit is set.
-        if self.size == u64::MAX {
+        if self.items() == u64::MAX {
             return AddOutcome::Error;
         }
         if newest.size() >= newest.entries() {
             if newest.contains(h) {
                 return AddOutcome::Present;
             }
-            if self.options & NO_SCALING != 0 {
+            if self.options() & NO_SCALING != 0 {
                 return AddOutcome::Full;
             }
             if let Err(refused) = self.grow(limit) {
                 return refused;
             }
         }
-        let Some(target) = self.links.last_mut() else {
-            return AddOutcome::Error;
-        };
-        let added = target.add(h);
-        self.counted(added)
-    }
-
-    /// The outcome of a link's `add`, counted in the chain.
-    fn counted(&mut self, added: bool) -> AddOutcome {
-        if !added {
-            return AddOutcome::Present;
+        match self
+            .store
+            .links_mut()
+            .last_mut()
+            .map(|target| target.add(h))
+        {
+            Some(true) => AddOutcome::Added,
+            Some(false) => AddOutcome::Present,
+            None => AddOutcome::Error,
         }
-        // Below u64::MAX (checked before the add).
-        self.size = self.size.saturating_add(1);
-        AddOutcome::Added
     }
 
     /// Appends a link of `entries * growth` capacity and half the error of the
     /// newest one, unless that would go above `limit`; on failure the chain
     /// is unchanged.
     fn grow(&mut self, limit: Option<u64>) -> Result<(), AddOutcome> {
-        let cur = self.links.last().ok_or(AddOutcome::Error)?;
-        let entries = cur.entries().wrapping_mul(u64::from(self.growth));
+        let cur = self.links().last().ok_or(AddOutcome::Error)?;
+        let entries = cur.entries().wrapping_mul(u64::from(self.growth()));
         let error = cur.error() * ERROR_TIGHTENING;
-        let bytes = size_link(entries, error, self.options)
+        let bytes = size_link(entries, error, self.options())
             .map_err(|_| AddOutcome::Error)?
             .bytes;
         let grown = self
@@ -288,8 +308,9 @@ impl Chain {
         if crate::limit::exceeds(limit, grown) {
             return Err(AddOutcome::OverLimit);
         }
-        let link = Link::create(entries, error, self.options).map_err(|_| AddOutcome::Error)?;
-        crate::alloc::try_push_exact(&mut self.links, link).map_err(|_| AddOutcome::Error)
+        let link =
+            LooseLink::create(entries, error, self.options()).map_err(|_| AddOutcome::Error)?;
+        self.store.push(link).map_err(|_| AddOutcome::Error)
     }
 
     /// Whether `item` is (possibly falsely) present.
@@ -301,7 +322,7 @@ impl Chain {
     /// No prefetch pass: speculative execution already overlaps the links'
     /// misses, and on a cache-resident chain the pass only costs (measured).
     pub fn contains_hashed(&self, h: HashPair) -> bool {
-        self.links.iter().rev().any(|link| link.contains(h))
+        self.links().iter().rev().any(|link| link.contains(h))
     }
 
     /// Prefetches what adding or checking `h` will read: every probe of the
@@ -309,7 +330,7 @@ impl Chain {
     /// only its first, and the first probe of older links. A hint only.
     #[inline]
     pub fn prefetch(&self, h: HashPair, all: bool) {
-        let Some((newest, older)) = self.links.split_last() else {
+        let Some((newest, older)) = self.links().split_last() else {
             return;
         };
         newest.prefetch(h, if all { newest.hashes() } else { 1 });
@@ -362,81 +383,97 @@ impl Chain {
 
     /// A deep copy (COPY command); fails cleanly when memory is short.
     pub fn try_clone(&self) -> Result<Chain, crate::alloc::AllocError> {
-        let mut links = Vec::new();
-        links
-            .try_reserve_exact(self.links.len())
-            .map_err(|_| crate::alloc::AllocError)?;
-        for link in &self.links {
-            links.push(link.try_clone()?);
-        }
-        Ok(Chain::from_parts(
-            self.size,
-            self.options,
-            self.growth,
-            links,
-        ))
+        Ok(Chain {
+            store: self.store.try_clone()?,
+        })
     }
 
-    /// Every bit array, for active defragmentation.
-    pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut dyn crate::alloc::Block> {
-        self.links
-            .iter_mut()
-            .map(|l| l.storage_mut() as &mut dyn crate::alloc::Block)
+    /// Every allocation of the chain but the value itself (the block with
+    /// the first bit array, each later bit array), for active
+    /// defragmentation and lazy freeing.
+    pub fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn crate::alloc::Block)) {
+        self.store.for_each_block_mut(f)
+    }
+
+    /// What the chain costs the server (MEMORY USAGE): the value and its
+    /// allocations, each in its size class, and the server's records of a
+    /// module value that MEMORY USAGE leaves out ([`SERVER_RECORDS`]). Not
+    /// BF.INFO Size, which is RedisBloom's formula.
+    pub fn memory_usage(&self) -> u64 {
+        let value = crate::alloc::size_class(std::mem::size_of::<Chain>() as u64);
+        (SERVER_RECORDS + value).saturating_add(self.store.allocated())
     }
 
     /// BF.INFO Capacity: sum of link capacities (wrapping like the C sum).
     pub fn capacity(&self) -> u64 {
-        self.links
+        self.links()
             .iter()
             .fold(0u64, |acc, l| acc.wrapping_add(l.entries()))
     }
 
     /// BF.INFO Size (docs/bloom.md §7): C record sizes of a 64-bit build plus bit arrays.
     pub fn size_bytes(&self) -> u64 {
-        self.links.iter().fold(CHAIN_RECORD, |acc, l| {
+        self.links().iter().fold(CHAIN_RECORD, |acc, l| {
             acc.wrapping_add(LINK_RECORD).wrapping_add(l.bytes())
         })
     }
 
     pub fn num_links(&self) -> usize {
-        self.links.len()
+        self.links().len()
     }
 
-    /// Total items added to the chain (BF.CARD).
+    /// Total items added to the chain (BF.CARD): the sum of the links'
+    /// counts, which loaders check fits (and adds stop at u64::MAX).
     pub fn items(&self) -> u64 {
-        self.size
+        self.links()
+            .iter()
+            .fold(0u64, |acc, l| acc.saturating_add(l.size()))
     }
 
     /// The counters agree as every loader requires and every add keeps:
-    /// each link count within its capacity, the chain count their sum.
+    /// each link count within its capacity, their sum within 64 bits.
     pub fn counts_agree(&self) -> bool {
-        let sum = self.links.iter().try_fold(0u64, |acc, l| {
+        let sum = self.links().iter().try_fold(0u64, |acc, l| {
             acc.checked_add(l.size())
                 .filter(|_| link::count_fits(l.size(), l.entries()))
         });
-        sum == Some(self.size)
+        sum.is_some()
     }
 
     /// The growth factor, or `None` for a non-scaling chain.
     pub fn expansion(&self) -> Option<u32> {
-        (self.options & NO_SCALING == 0).then_some(self.growth)
+        (self.options() & NO_SCALING == 0).then_some(self.growth())
     }
 
     pub fn links(&self) -> &[Link] {
-        &self.links
+        self.store.links()
     }
 
-    /// The links, for BF.MERGE to write the union's bits and counts.
+    /// The links, to change their bits and counts (BF.LOADCHUNK, BF.MERGE).
     pub(crate) fn links_mut(&mut self) -> &mut [Link] {
-        &mut self.links
+        self.store.links_mut()
     }
 
     pub fn options(&self) -> u32 {
-        self.options
+        self.store.options()
     }
 
     /// The raw growth field (also for non-scaling chains).
     pub fn growth(&self) -> u32 {
-        self.growth
+        self.store.growth()
+    }
+}
+
+/// The chain count of loaded `links` when it is `size` and each link's
+/// count fits its capacity (as [`Chain::counts_agree`] requires).
+fn loose_items(links: &[LooseLink], size: u64) -> Result<(), LoadError> {
+    let sum = links.iter().try_fold(0u64, |acc, l| {
+        acc.checked_add(l.size())
+            .filter(|_| link::count_fits(l.size(), l.entries()))
+    });
+    if sum == Some(size) {
+        Ok(())
+    } else {
+        Err(LoadError::Invalid("link sizes differ from chain size"))
     }
 }

@@ -1,8 +1,8 @@
 //! The `MBbloom--` RDB value (docs/bloom.md §9), written at version 4, read at 0..=4.
 
 use super::dump::MAX_LINKS;
-use super::link::{Link, LinkMeta};
-use super::{Chain, LoadError, ENCODING_VERSION};
+use super::link::{LinkMeta, LooseLink};
+use super::{loose_items, Chain, LoadError, ENCODING_VERSION};
 use crate::rdb::{RdbSink, RdbSource, ReadError};
 
 /// Growth of chains saved before version 4 stored it.
@@ -17,11 +17,11 @@ impl From<ReadError> for LoadError {
 impl Chain {
     /// Writes the value at `ENCODING_VERSION`.
     pub fn rdb_save<S: RdbSink>(&self, sink: &mut S) {
-        sink.write_unsigned(self.size);
-        sink.write_unsigned(self.links.len() as u64);
-        sink.write_unsigned(u64::from(self.options));
-        sink.write_unsigned(u64::from(self.growth));
-        for l in &self.links {
+        sink.write_unsigned(self.items());
+        sink.write_unsigned(self.num_links() as u64);
+        sink.write_unsigned(u64::from(self.options()));
+        sink.write_unsigned(u64::from(self.growth()));
+        for l in self.links() {
             sink.write_unsigned(l.entries());
             sink.write_double(l.error());
             sink.write_unsigned(u64::from(l.hashes()));
@@ -61,16 +61,13 @@ impl Chain {
         for _ in 0..n {
             links.push(read_link(src, encver)?);
         }
-        let chain = Chain::from_parts(size, options, growth, links);
-        if !chain.counts_agree() {
-            return Err(LoadError::Invalid("link sizes differ from chain size"));
-        }
-        Ok(chain)
+        loose_items(&links, size)?;
+        Chain::from_parts(options, growth, links).map_err(|_| LoadError::OutOfMemory)
     }
 }
 
 /// One link; its parameters are validated before the bit array is read.
-fn read_link<S: RdbSource>(src: &mut S, encver: i32) -> Result<Link, LoadError> {
+fn read_link<S: RdbSource>(src: &mut S, encver: i32) -> Result<LooseLink, LoadError> {
     let entries = src.read_unsigned()?;
     let error = src.read_double()?;
     let hashes = src.read_unsigned()?;
@@ -92,5 +89,5 @@ fn read_link<S: RdbSource>(src: &mut S, encver: i32) -> Result<Link, LoadError> 
     meta.check()?;
     let data = src.read_buffer()?;
     meta.size = src.read_unsigned()?;
-    Link::from_meta(&meta, data)
+    LooseLink::from_meta(&meta, data)
 }

@@ -3,6 +3,7 @@
 
 use super::sizing::{bits_per_entry, hash_count};
 use super::*;
+use crate::alloc::size_class;
 use crate::rdb::{Primitive, PrimitiveSource};
 use proptest::prelude::*;
 
@@ -118,12 +119,67 @@ fn load(p: &[Primitive], encver: i32) -> Result<Chain, LoadError> {
     Chain::rdb_load(&mut PrimitiveSource::new(p), encver)
 }
 
-/// Records as big as RedisBloom's (docs/bloom.md §7 constants), so that identical
-/// filters take identical memory (jemalloc rounds both the same way).
+/// A chain is a pointer to one block: the first bit array, 16 bytes of
+/// chain fields and a 64-byte record per link (issue 40). A one-link
+/// filter of capacity 100 is 8 + 224 bytes (RedisBloom: 32 + 64 + 160).
 #[test]
-fn records_match_redisbloom_sizes() {
-    assert_eq!(std::mem::size_of::<Chain>(), 32);
+fn one_link_chains_take_one_block() {
+    assert_eq!(std::mem::size_of::<Chain>(), 8);
     assert_eq!(std::mem::size_of::<Link>(), 64);
+    for (capacity, bytes, usage) in [(100, 144, 24 + 8 + 224), (1000, 1384, 24 + 8 + 1536)] {
+        let c = Chain::new(capacity, 0.01, 2, false).unwrap();
+        assert_eq!(c.links()[0].bytes(), bytes);
+        assert_eq!(c.memory_usage(), usage, "capacity {capacity}");
+        assert_eq!(
+            c.size_bytes(),
+            32 + 64 + bytes,
+            "BF.INFO Size is RedisBloom's"
+        );
+    }
+    // Scaled: the block grows by a record, the new bit array is its own.
+    let mut c = Chain::new(10, 0.01, 2, false).unwrap();
+    for i in 0..15u32 {
+        c.add(&i.to_le_bytes());
+    }
+    assert_eq!(c.num_links(), 2);
+    let second = c.links()[1].bytes();
+    assert_eq!(c.memory_usage(), 24 + 8 + 160 + size_class(second));
+}
+
+/// A first bit array above 64 KiB is an allocation of its own; everything
+/// else works alike.
+#[test]
+fn large_first_links_stay_apart() {
+    let mut c = Chain::new(100_000, 0.01, 2, false).unwrap();
+    let bytes = c.links()[0].bytes();
+    assert!(bytes > 64 * 1024);
+    assert_eq!(c.memory_usage(), 24 + 8 + 80 + size_class(bytes));
+    for i in 0..1000u32 {
+        c.add(&i.to_le_bytes());
+    }
+    let mut n = 1000u32;
+    while c.num_links() < 2 && n < 200_000 {
+        c.add(&n.to_le_bytes());
+        n += 1;
+    }
+    assert_eq!(c.num_links(), 2, "scaled out past a first link kept apart");
+    let copy = c.try_clone().unwrap();
+    assert_eq!(copy, c);
+    let back = load(&save(&c), ENCODING_VERSION).unwrap();
+    assert_eq!(back, c);
+    assert!((0..n).all(|i| back.contains(&i.to_le_bytes())));
+    let mut small = Chain::new(1, 0.01, 2, false).unwrap();
+    for i in 0..200u32 {
+        small.add(&i.to_le_bytes());
+    }
+    let grown = small.num_links();
+    assert!(grown > 5);
+    assert!((0..200u32).all(|i| small.contains(&i.to_le_bytes())));
+    assert_eq!(
+        small.items(),
+        small.links().iter().map(Link::size).sum::<u64>()
+    );
+    assert_eq!(load(&save(&small), ENCODING_VERSION).unwrap(), small);
 }
 
 #[test]

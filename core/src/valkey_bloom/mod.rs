@@ -145,9 +145,11 @@ impl Object {
     }
 
     /// Appends a sub-filter, growing L as valkey-bloom's list does (§4.4).
+    /// The records take exactly their number: most objects hold one, and
+    /// `Vec`'s first reserve of four would take 448 bytes for it.
     fn push(&mut self, f: SubFilter) -> Result<(), crate::alloc::AllocError> {
         self.filters
-            .try_reserve(1)
+            .try_reserve_exact(1)
             .map_err(|_| crate::alloc::AllocError)?;
         self.list_cap = sizing::grown_list(self.list_cap, self.filters.len() as u64);
         self.filters.push(f);
