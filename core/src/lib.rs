@@ -7,6 +7,7 @@ pub mod alloc;
 pub mod apbf;
 pub mod args;
 pub mod bloom;
+pub mod clock;
 pub mod cms;
 pub mod config;
 pub mod cuckoo;
