@@ -46,6 +46,9 @@ pub struct Family {
     /// table registered instead when `bf.bloom-flavor` names it at load,
     /// and its data type, registered always.
     pub second_flavor: Option<(&'static [CommandSpec], CreateType)>,
+    /// A second data type the family's commands serve (CMS: windowed
+    /// sketches), registered always.
+    pub second_type: Option<CreateType>,
 }
 
 impl Family {
@@ -63,6 +66,7 @@ impl Family {
             stats: <T as ModuleValue>::stats,
             on_fork: None,
             second_flavor: None,
+            second_type: None,
         }
     }
 
@@ -72,6 +76,11 @@ impl Family {
         create_type: CreateType,
     ) -> Family {
         self.second_flavor = Some((commands, create_type));
+        self
+    }
+
+    pub const fn with_second_type(mut self, create_type: CreateType) -> Family {
+        self.second_type = Some(create_type);
         self
     }
 
@@ -95,6 +104,9 @@ impl Family {
     /// Registers the family's data types.
     pub fn create_types(&self, ctx: *mut RedisModuleCtx) -> Result<(), String> {
         (self.create_type)(ctx)?;
+        if let Some(create_second) = self.second_type {
+            create_second(ctx)?;
+        }
         match self.second_flavor {
             Some((_, create_second)) => create_second(ctx),
             None => Ok(()),

@@ -32,6 +32,7 @@ pub const TYPES: &[&ModuleType] = &[
     &valkey_bloom::TYPE,
     &cuckoo::TYPE,
     &cms::TYPE,
+    &cms::WINDOW_TYPE,
     &topk::TYPE,
     &tdigest::TYPE,
     &apbf::TYPE,
