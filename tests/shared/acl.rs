@@ -294,13 +294,14 @@ fn module_acl_categories() {
     }
 }
 
-const CMS_COMMANDS: [&str; 6] = [
+const CMS_COMMANDS: [&str; 7] = [
     "cms.incrby",
     "cms.info",
     "cms.initbydim",
     "cms.initbyprob",
     "cms.merge",
     "cms.query",
+    "cms.tick",
 ];
 
 /// The commands named `prefix*` in ACL category `category`, sorted.
@@ -333,11 +334,17 @@ fn cms_acl_category() {
         assert_eq!(cms_commands_in(&mut c, "read"), ["cms.info", "cms.query"]);
         assert_eq!(
             cms_commands_in(&mut c, "write"),
-            ["cms.incrby", "cms.initbydim", "cms.initbyprob", "cms.merge"]
+            [
+                "cms.incrby",
+                "cms.initbydim",
+                "cms.initbyprob",
+                "cms.merge",
+                "cms.tick"
+            ]
         );
         assert_eq!(
             cms_commands_in(&mut c, "fast"),
-            ["cms.info", "cms.initbydim", "cms.initbyprob"]
+            ["cms.info", "cms.initbydim", "cms.initbyprob", "cms.tick"]
         );
         for (user, rules) in [
             ("m", &["~*", "+@cms"][..]),
