@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn periods_cover_the_span() {
-        assert_eq!(period_ms(3600_000, 60), 60_000);
+        assert_eq!(period_ms(3_600_000, 60), 60_000);
         assert_eq!(period_ms(1000, 3), 334);
         assert_eq!(period_ms(1, 60), 1);
         assert_eq!(period_ms(5, 0), 5);
