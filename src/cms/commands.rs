@@ -2,16 +2,14 @@
 //! (parsed in the core), the sketch operation, the reply, replication.
 
 use rsbloom_core::cms::args::{
-    incrby_arity, init_arity_of, parse_dims, parse_error_prob, parse_increment,
-    parse_init_options, parse_merge, parse_weight,
+    incrby_arity, init_arity_of, parse_dims, parse_error_prob, parse_increment, parse_init_options,
+    parse_merge, parse_weight,
 };
 use rsbloom_core::cms::{
     check_dims, dims_for_error, CellSize, CountMinSketch, CreateError, MergeError, Source,
 };
 
-use super::replies::{
-    create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING,
-};
+use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
 use super::window::{self, is_windowed};
 use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
 
@@ -46,7 +44,7 @@ fn init(
     check_dims(width, depth).map_err(create_error)?;
     let o = parse_init_options(options)?;
     if let Some(w) = o.window {
-        return window::init(ctx, key, width, depth, o, w);
+        return window::init(ctx, key, width, depth, o.cell_size, w);
     }
     let cell_size = o.cell_size;
     if cell_size != CellSize::Four && crate::config::cms_legacy_encoding() {

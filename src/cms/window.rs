@@ -2,8 +2,8 @@
 //! commands as the plain sketch, each write first aged to the master's
 //! clock (`crate::clock`), each read aged virtually by the reader's.
 
-use rsbloom_core::cms::args::{parse_increment, parse_timestamp, InitOptions};
-use rsbloom_core::cms::{WindowError, WindowSpec, WindowedCms};
+use rsbloom_core::cms::args::{parse_increment, parse_timestamp};
+use rsbloom_core::cms::{CellSize, WindowError, WindowSpec, WindowedCms};
 
 use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
 use crate::clock::{age_to_clock, Windowed};
@@ -11,7 +11,8 @@ use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
 
 const TOO_LARGE: ReplyError =
     ReplyError::Text("CMS: a windowed sketch holds at most 268435456 bytes of counters");
-const BAD_WINDOW: ReplyError = ReplyError::Text("CMS: WINDOW must be at least BUCKETS milliseconds");
+const BAD_WINDOW: ReplyError =
+    ReplyError::Text("CMS: WINDOW must be at least BUCKETS milliseconds");
 const FUTURE: ReplyError =
     ReplyError::Text("CMS: timestamp is more than 60 s past the server's clock");
 /// CMS.MERGE sums whole sketches; a window's buckets have no counterpart
@@ -36,10 +37,17 @@ pub fn is_windowed(key: &Key) -> bool {
 
 /// The end of CMS.INITBY* with WINDOW: the key is vacant and the numbers
 /// checked; the size limits, then the allocation.
-pub fn init(ctx: &Ctx, mut key: Key, width: u64, depth: u64, o: InitOptions, w: WindowSpec) -> CmdResult {
-    let size = WindowedCms::new_size(width, depth, o.cell_size, w).map_err(window_error)?;
+pub fn init(
+    ctx: &Ctx,
+    mut key: Key,
+    width: u64,
+    depth: u64,
+    cell_size: CellSize,
+    w: WindowSpec,
+) -> CmdResult {
+    let size = WindowedCms::new_size(width, depth, cell_size, w).map_err(window_error)?;
     crate::config::check_key_size(ctx, size)?;
-    let sketch = WindowedCms::new(width, depth, o.cell_size, w).map_err(window_error)?;
+    let sketch = WindowedCms::new(width, depth, cell_size, w).map_err(window_error)?;
     key.set(Box::new(sketch));
     ctx.reply_ok();
     ctx.propagate();
@@ -115,4 +123,3 @@ pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let s = key.get::<WindowedCms>().or_missing(KEY_MISSING)?;
     crate::clock::tick(ctx, s, ms, FUTURE)
 }
-
