@@ -29,6 +29,9 @@ macro_rules! families {
 /// Registers a data type with the server.
 pub type CreateType = fn(*mut RedisModuleCtx) -> Result<(), String>;
 
+/// Live values of a data type and their memory.
+pub type Stats = fn() -> &'static TypeStats;
+
 pub struct Family {
     /// The module ACL category (`bloom`), also the INFO field prefix
     /// (`bf_bloom_keys`).
@@ -39,13 +42,17 @@ pub struct Family {
     /// Registers the family's data type.
     pub create_type: CreateType,
     /// Live values of that type and their memory.
-    pub stats: fn() -> &'static TypeStats,
+    pub stats: Stats,
     /// Runs in the server right after it forks a snapshot child.
     pub on_fork: Option<fn(&Ctx)>,
     /// A second flavour of the family (Bloom: valkey-bloom's): the command
     /// table registered instead when `bf.bloom-flavor` names it at load,
     /// and its data type, registered always.
     pub second_flavor: Option<(&'static [CommandSpec], CreateType)>,
+    /// A second data type the family's commands serve (CMS: windowed
+    /// sketches), registered always: its INFO field prefix, its type and
+    /// its live values.
+    pub second_type: Option<(&'static str, CreateType, Stats)>,
 }
 
 impl Family {
@@ -63,6 +70,7 @@ impl Family {
             stats: <T as ModuleValue>::stats,
             on_fork: None,
             second_flavor: None,
+            second_type: None,
         }
     }
 
@@ -72,6 +80,12 @@ impl Family {
         create_type: CreateType,
     ) -> Family {
         self.second_flavor = Some((commands, create_type));
+        self
+    }
+
+    /// Values of type `T` served too, counted in INFO as `<info_name>_keys`.
+    pub const fn with_second_type<T: DataType>(mut self, info_name: &'static str) -> Family {
+        self.second_type = Some((info_name, create::<T>, <T as ModuleValue>::stats));
         self
     }
 
@@ -95,6 +109,9 @@ impl Family {
     /// Registers the family's data types.
     pub fn create_types(&self, ctx: *mut RedisModuleCtx) -> Result<(), String> {
         (self.create_type)(ctx)?;
+        if let Some((_, create_second, _)) = self.second_type {
+            create_second(ctx)?;
+        }
         match self.second_flavor {
             Some((_, create_second)) => create_second(ctx),
             None => Ok(()),

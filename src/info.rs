@@ -59,6 +59,9 @@ unsafe extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int
         field_i64(ctx, "compat_version", i64::from(MODULE_VERSION));
         for family in FAMILIES {
             type_fields(ctx, &family.name.to_string_lossy(), (family.stats)());
+            if let Some((name, _, stats)) = family.second_type {
+                type_fields(ctx, name, stats());
+            }
         }
         section(ctx, "commands");
         for family in FAMILIES {

@@ -15,6 +15,7 @@
 mod ffi;
 #[macro_use]
 mod family;
+mod clock;
 mod command_docs;
 mod config;
 mod info;

@@ -532,7 +532,13 @@ const FLOORS: &[Floors] = &[
             // The C API: uses nothing above it.
             &["ffi/"],
             // What every family fills in or reads.
-            &["family.rs", "command_docs.rs", "config.rs", "config/"],
+            &[
+                "family.rs",
+                "command_docs.rs",
+                "config.rs",
+                "config/",
+                "clock.rs",
+            ],
             FAMILY_FOLDERS,
             // registry.rs, module.rs, info.rs, lib.rs: consume the families.
         ],
@@ -556,6 +562,7 @@ const FLOORS: &[Floors] = &[
                 "rdb_file/",
                 "limit.rs",
                 "bitunion.rs",
+                "clock.rs",
             ],
             // Number parsing and argument helpers, shared by the parsers
             // and the configs.

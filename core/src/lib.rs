@@ -8,6 +8,7 @@ pub mod apbf;
 pub mod args;
 pub mod bitunion;
 pub mod bloom;
+pub mod clock;
 pub mod cms;
 pub mod config;
 pub mod cuckoo;
@@ -32,6 +33,7 @@ pub const TYPES: &[&ModuleType] = &[
     &valkey_bloom::TYPE,
     &cuckoo::TYPE,
     &cms::TYPE,
+    &cms::WINDOW_TYPE,
     &topk::TYPE,
     &tdigest::TYPE,
     &apbf::TYPE,

@@ -21,6 +21,8 @@ mod cuckoo;
 pub use cuckoo::{cuckoo_chunks, cuckoo_header, cuckoo_model, cuckoo_rdb};
 mod cms;
 pub use cms::{cms_args, cms_model, cms_rdb};
+mod cms_window;
+pub use cms_window::{cms_window_model, cms_window_rdb};
 mod topk;
 pub use topk::{topk_args, topk_model, topk_rdb};
 mod tdigest;
@@ -46,7 +48,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/src/bin/*.rs`).
-pub const TARGETS: [(&str, Target); 25] = [
+pub const TARGETS: [(&str, Target); 27] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -59,6 +61,8 @@ pub const TARGETS: [(&str, Target); 25] = [
     ("cms_rdb", cms_rdb),
     ("cms_args", cms_args),
     ("cms_model", cms_model),
+    ("cms_window_rdb", cms_window_rdb),
+    ("cms_window_model", cms_window_model),
     ("topk_rdb", topk_rdb),
     ("topk_args", topk_args),
     ("topk_model", topk_model),
@@ -206,6 +210,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.extend(cuckoo::seeds());
     out.extend(args::seeds());
     out.extend(cms::seeds());
+    out.extend(cms_window::seeds());
     out.extend(topk::seeds());
     out.extend(tdigest::seeds());
     out.extend(apbf::seeds());

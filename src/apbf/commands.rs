@@ -11,6 +11,7 @@ use rsbloom_core::apbf::args::{
 };
 use rsbloom_core::apbf::{Apbf, ChunkError, CountFull, CreateError, Header};
 
+use crate::clock::{age_to_clock, Windowed};
 use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Lookup, RStr, ReplyError};
 
 const KEY_MISSING: ReplyError = ReplyError::Text("ERR APBF: key does not exist");
@@ -26,22 +27,14 @@ const NOT_TIME: ReplyError = ReplyError::Text("ERR APBF: not a time window");
 const COUNT_FULL: &str = "ERR APBF: inserts count at its maximum";
 const FUTURE: ReplyError =
     ReplyError::Text("ERR APBF: timestamp is more than 60 s past the server's clock");
-/// How far a client's APBF.TICK may run ahead of the master's clock: the
-/// skew between cluster nodes (a slot migration forwards the source's
-/// ticks), never a jump that would stop the window for years.
-const MAX_AHEAD_MS: u64 = 60_000;
 
-/// Time windows on the master: ages the filter to the clock (starting it
-/// on the first write) and replicates the time used, ahead of the write.
-fn age_to_clock(ctx: &Ctx, name: &RStr, f: &mut Apbf) {
-    if !ctx.owns_clock() {
-        return;
+impl Windowed for Apbf {
+    fn needs_advance(&self, now_ms: u64) -> bool {
+        Apbf::needs_advance(self, now_ms)
     }
-    let now = ctx.now_ms();
-    if f.needs_advance(now) {
-        f.advance(now);
-        let ms = ctx.string(now.to_string().as_bytes());
-        ctx.replicate(c"APBF.TICK", name, &[ms.as_ptr()]);
+
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        Apbf::advance(self, now_ms)
     }
 }
 
@@ -87,7 +80,7 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (name, items) = key_and_items(args)?;
     let mut key = ctx.open_key(name, true);
     let f = key.get::<Apbf>().or_missing(KEY_MISSING)?;
-    age_to_clock(ctx, name, f);
+    age_to_clock(ctx, c"APBF.TICK", name, f);
     ctx.reply_array(items.len());
     let mut added = 0;
     f.add_batch(items, |outcome| match outcome {
@@ -240,8 +233,7 @@ fn chunk_error(e: ChunkError) -> ReplyError {
 // ---- APBF.TICK ----
 
 /// APBF.TICK key unix-ms: ages a time window to that time; the number of
-/// shifts applied. On a master a client may not name a time more than
-/// `MAX_AHEAD_MS` past its clock.
+/// shifts applied (`clock::tick`: at most 60 s past the clock).
 pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, ms] = args else {
         return Err(ReplyError::WrongArity);
@@ -252,14 +244,5 @@ pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     if !f.header().is_time() {
         return Err(NOT_TIME);
     }
-    if ctx.owns_clock() && ms > ctx.now_ms().saturating_add(MAX_AHEAD_MS) {
-        return Err(FUTURE);
-    }
-    let changes = f.needs_advance(ms);
-    let shifts = f.advance(ms);
-    ctx.reply_u64(shifts);
-    if changes {
-        ctx.propagate();
-    }
-    Ok(())
+    crate::clock::tick(ctx, f, ms, FUTURE)
 }

@@ -2,20 +2,18 @@
 //! (parsed in the core), the sketch operation, the reply, replication.
 
 use rsbloom_core::cms::args::{
-    incrby_arity, init_arity, parse_cell_size, parse_dims, parse_error_prob, parse_increment,
+    incrby_arity, init_arity_of, parse_dims, parse_error_prob, parse_increment, parse_init_options,
     parse_merge, parse_weight,
 };
 use rsbloom_core::cms::{
-    check_dims, dims_for_error, CellSize, CountMinSketch, CreateError, Incremented, MergeError,
-    Rejected, Source,
+    check_dims, dims_for_error, CellSize, CountMinSketch, CreateError, MergeError, Source,
 };
 
+use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
+use super::window::{self, is_windowed};
 use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
 
-const KEY_MISSING: ReplyError = ReplyError::Text("CMS: key does not exist");
 const KEY_EXISTS: ReplyError = ReplyError::Text("CMS: key already exists");
-const INCRBY_OVERFLOW: &str = "CMS: INCRBY overflow";
-const INCRBY_UNDERFLOW: &str = "CMS: INCRBY underflow";
 const MERGE_OVERFLOW: ReplyError = ReplyError::Text("CMS: MERGE overflow");
 const SHAPE_DIFFERS: ReplyError = ReplyError::Text("CMS: width/depth is not equal");
 const CELL_SIZE_DIFFERS: ReplyError = ReplyError::Text("CMS: cell size is not equal");
@@ -27,13 +25,14 @@ const LEGACY_CELL_SIZE: ReplyError =
 
 /// The shared path: two numbers after the key, which must not exist (of
 /// any type, checked before the numbers), then the dimensions' checks,
-/// the CELL_SIZE option, and the allocation (§5.2 order).
+/// the CELL_SIZE option (or a window's options), and the allocation (§5.2
+/// order).
 fn init(
     ctx: &Ctx,
     args: &[RStr],
     dims: impl FnOnce(&[u8], &[u8]) -> Result<(u64, u64), ReplyError>,
 ) -> CmdResult {
-    init_arity(args.len())?;
+    init_arity_of(args)?;
     let [_, name, a, b, options @ ..] = args else {
         return Err(ReplyError::WrongArity);
     };
@@ -43,7 +42,11 @@ fn init(
     }
     let (width, depth) = dims(a.as_ref(), b.as_ref())?;
     check_dims(width, depth).map_err(create_error)?;
-    let cell_size = parse_cell_size(options)?;
+    let o = parse_init_options(options)?;
+    if let Some(w) = o.window {
+        return window::init(ctx, key, width, depth, o.cell_size, w);
+    }
+    let cell_size = o.cell_size;
     if cell_size != CellSize::Four && crate::config::cms_legacy_encoding() {
         return Err(LEGACY_CELL_SIZE);
     }
@@ -55,13 +58,6 @@ fn init(
     ctx.reply_ok();
     ctx.propagate();
     Ok(())
-}
-
-fn create_error(e: CreateError) -> ReplyError {
-    ReplyError::Text(match e {
-        CreateError::Invalid => "CMS: invalid init arguments",
-        CreateError::OutOfMemory => "CMS: Insufficient memory to create the key",
-    })
 }
 
 /// CMS.INITBYDIM key width depth [CELL_SIZE size]
@@ -79,24 +75,6 @@ pub fn initbyprob(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 
 // ---- CMS.INCRBY (§5.4) ----
 
-fn pair_item(p: &[RStr; 2]) -> &[u8] {
-    p[0].as_ref()
-}
-
-/// An increment already validated by the first pass.
-fn pair_increment(p: &[RStr; 2]) -> i64 {
-    parse_increment(p[1].as_ref()).unwrap_or(0)
-}
-
-fn reply_incremented(ctx: &Ctx, r: Incremented) {
-    match r {
-        // Counters are at most 2^63 − 1.
-        Ok(v) => ctx.reply_int(i64::try_from(v).unwrap_or(i64::MAX)),
-        Err(Rejected::Overflow) => ctx.reply_error(INCRBY_OVERFLOW),
-        Err(Rejected::Underflow) => ctx.reply_error(INCRBY_UNDERFLOW),
-    }
-}
-
 /// CMS.INCRBY key item increment [item increment ...]: every increment is
 /// checked before any is applied; the reply has one element per pair, and
 /// the command is replicated even when every pair was refused.
@@ -108,6 +86,9 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (pairs, _) = rest.as_chunks::<2>();
     // Opened for writing: WATCH and client-side caching see the change.
     let mut key = ctx.open_key(name, true);
+    if is_windowed(&key) {
+        return window::incrby(ctx, name, key, pairs);
+    }
     let s = key.get::<CountMinSketch>().or_missing(KEY_MISSING)?;
     for [_, inc] in pairs {
         parse_increment(inc.as_ref())?;
@@ -131,6 +112,9 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     }
     let key = ctx.open_key(name, false);
+    if is_windowed(&key) {
+        return window::query(ctx, &key, items);
+    }
     let s = key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?;
     ctx.reply_array(items.len());
     s.query_batch(items, |v| {
@@ -149,6 +133,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     };
     let mut dest_key = ctx.open_key(name, true);
+    if is_windowed(&dest_key) {
+        return Err(window::NO_MERGE);
+    }
     dest_key
         .get_shared::<CountMinSketch>()
         .or_missing(KEY_MISSING)?;
@@ -162,6 +149,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         };
         let source = args.get(shape.source_at(i)).ok_or(ReplyError::WrongArity)?;
         let key = ctx.open_key(source, false);
+        if is_windowed(&key) {
+            return Err(window::NO_MERGE);
+        }
         dest_key
             .get_shared::<CountMinSketch>()
             .or_missing(KEY_MISSING)?
@@ -201,12 +191,16 @@ fn merge_error(e: MergeError) -> ReplyError {
 
 // ---- CMS.INFO (§5.7) ----
 
-/// CMS.INFO key: width, depth, the total and the cell size.
+/// CMS.INFO key: width, depth, the total and the cell size (a window's:
+/// docs/cms-window.md §4).
 pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name] = args else {
         return Err(ReplyError::WrongArity);
     };
     let key = ctx.open_key(name, false);
+    if is_windowed(&key) {
+        return window::info(ctx, &key);
+    }
     let s = key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?;
     let fields = [
         ("width", s.width() as i64),

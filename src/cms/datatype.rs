@@ -1,6 +1,7 @@
-//! `CMSk-TYPE`: how a sketch lives in the keyspace (docs/cms.md §1.1, §6).
+//! `CMSk-TYPE` and `CMSw-rsbl`: how a sketch lives in the keyspace
+//! (docs/cms.md §1.1, §6; docs/cms-window.md §6).
 
-use rsbloom_core::cms::{CellSize, CountMinSketch};
+use rsbloom_core::cms::{CellSize, CountMinSketch, WindowedCms};
 
 use crate::ffi::io::AofWriter;
 
@@ -27,6 +28,18 @@ data_type! {
         }
 
         /// `RESTORE key 0 <DUMP payload>`, as RedisBloom rewrites it (§6.3).
+        fn aof_rewrite(&self, aof: &mut AofWriter) {
+            aof.restore_from_dump();
+        }
+    }
+}
+
+data_type! {
+    WindowedCms = rsbloom_core::cms::WINDOW_TYPE, bytes size_bytes;
+
+    {
+        /// `RESTORE key 0 <DUMP payload>`: the value is at most 256 MiB of
+        /// counters (docs/cms-window.md §6), within the bulk limit.
         fn aof_rewrite(&self, aof: &mut AofWriter) {
             aof.restore_from_dump();
         }

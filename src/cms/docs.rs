@@ -1,6 +1,6 @@
 //! COMMAND INFO / COMMAND DOCS of the CMS.* commands, as RedisBloom for
 //! Redis 8.12 registers them (docs/cms.md §1.3). Every literal is
-//! RedisBloom's.
+//! RedisBloom's but CMS.TICK's (rsbloom's, docs/cms-window.md §5).
 
 use std::ffi::CStr;
 
@@ -37,6 +37,8 @@ const CMS_MERGE: &[Arg] = &[
     .optional(),
 ];
 
+const CMS_TICK: &[Arg] = &[KEY, integer(c"unix-time-milliseconds")];
+
 const O_N_ITEMS: &CStr = c"O(n) where n is the number of items";
 
 #[rustfmt::skip]
@@ -52,4 +54,6 @@ pub static DOCS: &[Doc] = &[
         c"O(n) where n is the number of sketches", CMS_MERGE)
         .with_keynum(MERGE_SOURCES),
     doc(c"CMS.QUERY",      -3, Ro, c"2.0.0", NO_TIPS,    c"Returns the count for one or more items in a sketch", O_N_ITEMS, KEY_ITEMS),
+    doc(c"CMS.TICK",       3,  Rw, c"0.1.0", NO_TIPS,    c"Ages a windowed sketch to the given time (how the master's clock reaches replicas)",
+        c"O(n) where n is the number of counters of the buckets that expire", CMS_TICK),
 ];

@@ -327,6 +327,8 @@ fn bloom_category_of_valkey_bloom_flavor(flavor: Flavor) {
     assert!(!is_noperm(&r), "{r:?}");
 }
 
+/// RedisBloom's six (its test_acl.py): CMS.TICK, the clock of windowed
+/// sketches, is in `@write @fast` only.
 const CMS_COMMANDS: [&str; 6] = [
     "cms.incrby",
     "cms.info",
@@ -366,11 +368,17 @@ fn cms_acl_category() {
         assert_eq!(cms_commands_in(&mut c, "read"), ["cms.info", "cms.query"]);
         assert_eq!(
             cms_commands_in(&mut c, "write"),
-            ["cms.incrby", "cms.initbydim", "cms.initbyprob", "cms.merge"]
+            [
+                "cms.incrby",
+                "cms.initbydim",
+                "cms.initbyprob",
+                "cms.merge",
+                "cms.tick"
+            ]
         );
         assert_eq!(
             cms_commands_in(&mut c, "fast"),
-            ["cms.info", "cms.initbydim", "cms.initbyprob"]
+            ["cms.info", "cms.initbydim", "cms.initbyprob", "cms.tick"]
         );
         for (user, rules) in [
             ("m", &["~*", "+@cms"][..]),

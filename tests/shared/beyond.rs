@@ -702,7 +702,7 @@ fn info_counts_leave_with_the_key_under_lazy_free() {
             assert_eq!(c.cmd(&["CONFIG", "SET", option, "yes"]), ok());
         }
         let base = value_counters(&mut c);
-        let creations: [(&str, &[&[&str]]); 8] = [
+        let creations: [(&str, &[&[&str]]); 9] = [
             ("a", &[&["BF.RESERVE", "a", "0.001", "2917251"]]),
             ("b", &[&["CF.RESERVE", "b", "8000000"]]),
             ("c", &[&["CMS.INITBYDIM", "c", "1000000", "2"]]),
@@ -721,6 +721,19 @@ fn info_counts_leave_with_the_key_under_lazy_free() {
                 ],
             ),
             ("h", &[&["BF.ADD", "h", "x"]]),
+            (
+                "w",
+                &[&[
+                    "CMS.INITBYDIM",
+                    "w",
+                    "100000",
+                    "5",
+                    "WINDOW",
+                    "60000",
+                    "BUCKETS",
+                    "4",
+                ]],
+            ),
         ];
         let mut live: Vec<(&str, Counters)> = Vec::new();
         for (key, commands) in creations {
@@ -763,7 +776,7 @@ fn info_counts_leave_with_the_key_under_lazy_free() {
         });
         gone(&mut c, &mut live, &["e"], "expiry");
         assert_eq!(c.cmd(&["FLUSHALL", "ASYNC"]), ok());
-        gone(&mut c, &mut live, &["a", "f", "g"], "FLUSHALL ASYNC");
+        gone(&mut c, &mut live, &["a", "f", "g", "w"], "FLUSHALL ASYNC");
         // Eviction: everything goes to make room, nothing is left to free.
         let before = value_counters(&mut c);
         assert_eq!(c.cmd(&["BF.RESERVE", "x", "0.001", "2917251"]), ok());

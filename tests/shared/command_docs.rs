@@ -125,6 +125,11 @@ const ROWS: &[Row] = &[
                  weights:block{optional}(weights:pure-token[WEIGHTS] weight:double{multiple})" },
     Row { name: "cms.query", arity: -3, flags: "readonly", key: "RO", since: "2.0.0", tips: "",
           summary: "Returns the count for one or more items in a sketch", complexity: O_N_ITEMS, args: KEY_ITEMS },
+    // rsbloom's (docs/cms-window.md §5).
+    Row { name: "cms.tick", arity: 3, flags: "write", key: "RW", since: "0.1.0", tips: "",
+          summary: "Ages a windowed sketch to the given time (how the master's clock reaches replicas)",
+          complexity: "O(n) where n is the number of counters of the buckets that expire",
+          args: "key:key unix-time-milliseconds:integer" },
     Row { name: "topk.add", arity: -3, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
           summary: "Adds an item to a Top-k sketch. Multiple items can be added at the same time.",
           complexity: "O(n * k) where n is the number of items and k is the depth", args: KEY_ITEMS },

@@ -36,10 +36,11 @@ fn pair(source: Flavor, target: Flavor) -> (Server, Server) {
 }
 
 /// The families each module serves, as key names: RedisBloom has no
-/// sliding-window type and no valkey-bloom filters (`vbf`, type
-/// `bloomfltr`, which rsbloom serves in either Bloom flavour).
+/// sliding-window types (`apbf`, the windowed sketch `cmsw`) and no
+/// valkey-bloom filters (`vbf`, type `bloomfltr`, which rsbloom serves in
+/// either Bloom flavour).
 pub(crate) fn families(m: Module) -> &'static [&'static str] {
-    const ALL: [&str; 7] = ["bf", "cf", "cms", "topk", "td", "apbf", "vbf"];
+    const ALL: [&str; 8] = ["bf", "cf", "cms", "topk", "td", "apbf", "cmsw", "vbf"];
     match m {
         Module::Reference => &ALL[..5],
         _ => &ALL,
@@ -97,6 +98,8 @@ pub(crate) fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
         vec!["APBF.ADD", "apbf", "a", "b"],
         vec!["APBF.RESERVE", "apbf-time", "TIME", "0.01", "100", "3600"],
         vec!["APBF.ADD", "apbf-time", "a", "b"],
+        vec!["CMS.INITBYDIM", "cmsw", "100", "5", "WINDOW", "3600000"],
+        vec!["CMS.INCRBY", "cmsw", "a", "3", "b", "4"],
     ];
     let mut keys = Vec::new();
     for cmd in cmds
@@ -141,7 +144,7 @@ fn family_read(key: &str) -> Vec<&str> {
     match family_of(key) {
         "bf" | "vbf" => vec!["BF.EXISTS", key, "b"],
         "cf" => vec!["CF.COUNT", key, "a"],
-        "cms" => vec!["CMS.QUERY", key, "a", "b", "z"],
+        "cms" | "cmsw" => vec!["CMS.QUERY", key, "a", "b", "z"],
         "topk" => vec!["TOPK.COUNT", key, "a"],
         "apbf" => vec!["APBF.EXISTS", key, "a", "b", "z"],
         _ => vec!["TDIGEST.RANK", key, "3"],
@@ -192,10 +195,10 @@ pub(crate) fn reference_loads(f: Flavor) -> bool {
 /// serves (rsbloom everywhere, RedisBloom where it loads), written on each
 /// source in its default configuration, copied to each target (the same).
 /// A cell counts the families verified on the target out of those both
-/// ends serve: seven between rsbloom ends (valkey-bloom's Bloom type
+/// ends serve: eight between rsbloom ends (valkey-bloom's Bloom type
 /// included: a default rsbloom serves it too, the key made by `BF.LOAD`),
 /// five where RedisBloom is on either side (it has neither the
-/// sliding-window type nor valkey-bloom's: a RedisBloom source has no such
+/// sliding-window types nor valkey-bloom's: a RedisBloom source has no such
 /// keys, and an rsbloom source's are skipped for a RedisBloom target, with
 /// the reason, nothing written).
 #[test]
@@ -689,10 +692,12 @@ fn command_line() {
     let (code, out) = run(dst.port, &["--match", "c*", "--verbose"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("copied    cf (cuckoo") && out.contains("copied    cms (cms"),
+        out.contains("copied    cf (cuckoo")
+            && out.contains("copied    cms (cms")
+            && out.contains("copied    cmsw (cmsw"),
         "{out}"
     );
-    assert!(out.contains("copied: 2 keys"), "{out}");
+    assert!(out.contains("copied: 3 keys"), "{out}");
     // A target that does not answer: exit code 2, nothing copied.
     let (code, out) = run(1, &[]);
     assert_eq!((code, out.as_str()), (2, ""));

@@ -30,17 +30,19 @@ enum Family {
     ValkeyBloom,
     Cuckoo,
     Cms,
+    Cmsw,
     Topk,
     Tdigest,
     Apbf,
 }
 
-/// Write `i` goes to `FAMILIES[i % 7]`, as that family's write `i / 7`.
-const FAMILIES: [Family; 7] = [
+/// Write `i` goes to `FAMILIES[i % 8]`, as that family's write `i / 8`.
+const FAMILIES: [Family; 8] = [
     Family::Bloom,
     Family::ValkeyBloom,
     Family::Cuckoo,
     Family::Cms,
+    Family::Cmsw,
     Family::Topk,
     Family::Tdigest,
     Family::Apbf,
@@ -98,6 +100,7 @@ impl Family {
             Family::ValkeyBloom => "valkey-bloom",
             Family::Cuckoo => "cuckoo",
             Family::Cms => "cms",
+            Family::Cmsw => "cmsw",
             Family::Topk => "topk",
             Family::Tdigest => "tdigest",
             Family::Apbf => "apbf",
@@ -110,6 +113,7 @@ impl Family {
             Family::ValkeyBloom => "vb",
             Family::Cuckoo => "cf",
             Family::Cms => "cms",
+            Family::Cmsw => "cmw",
             Family::Topk => "topk",
             Family::Tdigest => "td",
             Family::Apbf => "ap",
@@ -133,6 +137,15 @@ impl Family {
             ],
             Family::Cuckoo => vec![args(&["CF.RESERVE", k, &small])],
             Family::Cms => vec![args(&["CMS.INITBYDIM", k, "2000", "5"])],
+            // A day: nothing leaves the window during the test.
+            Family::Cmsw => vec![args(&[
+                "CMS.INITBYDIM",
+                k,
+                "2000",
+                "5",
+                "WINDOW",
+                "86400000",
+            ])],
             Family::Topk => vec![args(&["TOPK.RESERVE", k, "10", "64", "4", "0.9"])],
             Family::Tdigest => vec![args(&["TDIGEST.CREATE", k, "COMPRESSION", "100"])],
             // A count window remembers its last `capacity` items: all of them.
@@ -149,7 +162,7 @@ impl Family {
         match self {
             Family::Bloom | Family::ValkeyBloom => args(&["BF.ADD", k, &format!("{k}{j}")]),
             Family::Cuckoo => args(&["CF.ADD", k, &format!("c{j}")]),
-            Family::Cms => args(&[
+            Family::Cms | Family::Cmsw => args(&[
                 "CMS.INCRBY",
                 k,
                 &format!("m{}", j % CMS_ITEMS),
@@ -218,7 +231,7 @@ impl Family {
                 }
                 (!out.is_empty()).then(|| out.join("; "))
             }
-            Family::Cms => {
+            Family::Cms | Family::Cmsw => {
                 let mut sums = vec![0i64; CMS_ITEMS];
                 for j in 0..n {
                     sums[j % CMS_ITEMS] += (j % 5 + 1) as i64;

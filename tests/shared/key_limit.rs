@@ -72,6 +72,27 @@ const CASES: &[Case] = &[
         add: None,
     },
     Case {
+        name: "cmsw",
+        flavor: "redisbloom",
+        error: OVER,
+        small: &[
+            "CMS.INITBYDIM",
+            "K",
+            "10",
+            "5",
+            "WINDOW",
+            "60000",
+            "BUCKETS",
+            "2",
+        ],
+        refused: &[
+            &["CMS.INITBYDIM", "K2", "100", "10", "WINDOW", "60000"],
+            &["CMS.INITBYPROB", "K3", "0.01", "0.01", "WINDOW", "60000"],
+        ],
+        grow: None,
+        add: None,
+    },
+    Case {
         name: "topk",
         flavor: "redisbloom",
         error: OVER,

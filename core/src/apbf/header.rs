@@ -3,11 +3,11 @@
 //! serves both, so every accepted value answers every command.
 
 use super::sizing::{gen_size, slice_bits, MAX_K, MAX_L};
+use crate::clock::Clock;
 
 /// Largest window (count mode) or capacity per window (time mode).
 pub const MAX_CAPACITY: u64 = 1 << 30;
-/// Longest time window: ten years, in milliseconds.
-pub const MAX_SPAN_MS: u64 = 10 * 365 * 86_400_000;
+pub use crate::clock::MAX_SPAN_MS;
 /// Largest inserts count and clock (Unix ms): APBF.INFO answers them as
 /// RESP integers, which are signed.
 pub const MAX_COUNT: u64 = i64::MAX as u64;
@@ -54,7 +54,15 @@ impl Header {
     /// Time mode: milliseconds between shifts, `span / l` rounded up so
     /// that `l` periods cover the span (at least 1).
     pub fn period_ms(&self) -> u64 {
-        self.span_ms.div_ceil(self.l.max(1)).max(1)
+        crate::clock::period_ms(self.span_ms, self.l)
+    }
+
+    /// Time mode: the window's clock.
+    pub fn clock(&self) -> Clock {
+        Clock {
+            last_shift_ms: self.last_shift_ms,
+            period_ms: self.period_ms(),
+        }
     }
 
     pub fn slice_bytes(&self) -> u64 {

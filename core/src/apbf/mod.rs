@@ -347,17 +347,16 @@ impl Apbf {
     /// Time mode: shifts due at `now_ms` since the last shift (0 before
     /// the clock started, or in count mode).
     pub fn due_shifts(&self, now_ms: u64) -> u64 {
-        if !self.h.is_time() || self.h.last_shift_ms == 0 {
+        if !self.h.is_time() {
             return 0;
         }
-        // A clock past MAX_COUNT (no server has one) counts as at it.
-        now_ms.min(MAX_COUNT).saturating_sub(self.h.last_shift_ms) / self.h.period_ms()
+        self.h.clock().due(now_ms)
     }
 
     /// Time mode: whether `advance(now_ms)` would change the filter (the
     /// clock is not started, or shifts are due).
     pub fn needs_advance(&self, now_ms: u64) -> bool {
-        self.h.is_time() && (self.h.last_shift_ms == 0 || self.due_shifts(now_ms) > 0)
+        self.h.is_time() && self.h.clock().needs_advance(now_ms)
     }
 
     /// Time mode: starts the clock at `now_ms`, or applies the shifts due
@@ -367,19 +366,12 @@ impl Apbf {
         if !self.h.is_time() {
             return 0;
         }
-        if self.h.last_shift_ms == 0 {
-            self.h.last_shift_ms = now_ms.clamp(1, MAX_COUNT);
-            return 0;
+        let a = self.h.clock().advance(now_ms);
+        if a.shifts > 0 {
+            self.shift(a.shifts);
         }
-        let due = self.due_shifts(now_ms);
-        if due > 0 {
-            self.shift(due);
-            self.h.last_shift_ms = self
-                .h
-                .last_shift_ms
-                .saturating_add(due.saturating_mul(self.h.period_ms()));
-        }
-        due
+        self.h.last_shift_ms = a.last_shift_ms;
+        a.shifts
     }
 
     /// `times` shifts: the oldest slice is cleared and becomes the

@@ -3,7 +3,8 @@
 //! only; the handlers check the count first.
 
 use crate::args::{parse_f64, parse_i64, ArgError};
-use crate::cms::CellSize;
+use crate::clock::MAX_SPAN_MS;
+use crate::cms::{CellSize, WindowSpec, DEFAULT_BUCKETS, MAX_BUCKETS};
 
 const INVALID_WIDTH: ArgError = ArgError::Reply("CMS: invalid width");
 const INVALID_DEPTH: ArgError = ArgError::Reply("CMS: invalid depth");
@@ -18,6 +19,13 @@ const NUMKEYS_NOT_POSITIVE: ArgError = ArgError::Reply("CMS: Number of keys must
 const WRONG_KEYS: ArgError = ArgError::Reply("CMS: wrong number of keys");
 const WRONG_KEYS_WEIGHTS: ArgError = ArgError::Reply("CMS: wrong number of keys/weights");
 const INVALID_WEIGHT: ArgError = ArgError::Reply("CMS: invalid weight value");
+const BAD_WINDOW: ArgError =
+    ArgError::Reply("CMS: WINDOW must be an integer number of milliseconds in [1, 315360000000]");
+const BAD_BUCKETS: ArgError = ArgError::Reply("CMS: BUCKETS must be an integer in [1, 1024]");
+const WINDOW_BELOW_BUCKETS: ArgError =
+    ArgError::Reply("CMS: WINDOW must be at least BUCKETS milliseconds");
+const DUPLICATE: ArgError = ArgError::Reply("CMS: duplicate argument");
+const BAD_TIMESTAMP: ArgError = ArgError::Reply("CMS: invalid timestamp");
 
 /// CMS.INITBYDIM width and depth: integers ≥ 1, width checked first (§5.2).
 pub fn parse_dims(width: &[u8], depth: &[u8]) -> Result<(u64, u64), ArgError> {
@@ -75,6 +83,100 @@ pub fn parse_cell_size<A: AsRef<[u8]>>(options: &[A]) -> Result<CellSize, ArgErr
         .and_then(|v| u64::try_from(v).ok())
         .and_then(CellSize::from_bytes)
         .ok_or(BAD_CELL_SIZE)
+}
+
+/// Whether the INIT options ask for a window: `WINDOW` (any case) where
+/// an option's token stands. Today's parser answers every such call with
+/// an arity error or `unknown argument`, so windows change no reply
+/// RedisBloom gives (docs/cms-window.md §3.1).
+fn windowed<A: AsRef<[u8]>>(options: &[A]) -> bool {
+    (options.iter().step_by(2)).any(|t| t.as_ref().eq_ignore_ascii_case(b"WINDOW"))
+}
+
+/// The INIT commands' argument count, windows included: `argv` from the
+/// command name; options come in token/value pairs.
+pub fn init_arity_of<A: AsRef<[u8]>>(argv: &[A]) -> Result<(), ArgError> {
+    let options = argv.get(4..).unwrap_or_default();
+    if !windowed(options) {
+        return init_arity(argv.len());
+    }
+    if options.len().is_multiple_of(2) {
+        Ok(())
+    } else {
+        Err(ArgError::WrongArity)
+    }
+}
+
+/// The INIT options: the cell size, and a window if asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InitOptions {
+    pub cell_size: CellSize,
+    pub window: Option<WindowSpec>,
+}
+
+/// The INIT options after the two numbers: RedisBloom's (`[CELL_SIZE
+/// size]`), or with `WINDOW ms` token/value pairs in any order, each at
+/// most once: `CELL_SIZE`, `WINDOW`, `BUCKETS` (default 60, or the window
+/// in ms if shorter), each value checked as it comes, then the window
+/// against the buckets.
+pub fn parse_init_options<A: AsRef<[u8]>>(options: &[A]) -> Result<InitOptions, ArgError> {
+    if !windowed(options) {
+        return Ok(InitOptions {
+            cell_size: parse_cell_size(options)?,
+            window: None,
+        });
+    }
+    let (pairs, rest) = options.as_chunks::<2>();
+    if !rest.is_empty() {
+        return Err(ArgError::WrongArity);
+    }
+    let (mut cell_size, mut span, mut buckets) = (None, None, None);
+    for pair @ [token, value] in pairs {
+        let t = token.as_ref();
+        let (slot, v) = if t.eq_ignore_ascii_case(b"CELL_SIZE") {
+            (&mut cell_size, parse_cell_size(pair)?.bytes() as u64)
+        } else if t.eq_ignore_ascii_case(b"WINDOW") {
+            (&mut span, ranged(value.as_ref(), MAX_SPAN_MS, BAD_WINDOW)?)
+        } else if t.eq_ignore_ascii_case(b"BUCKETS") {
+            (
+                &mut buckets,
+                ranged(value.as_ref(), MAX_BUCKETS, BAD_BUCKETS)?,
+            )
+        } else {
+            return Err(UNKNOWN_ARGUMENT);
+        };
+        if slot.replace(v).is_some() {
+            return Err(DUPLICATE);
+        }
+    }
+    // WINDOW is among the tokens.
+    let span_ms = span.unwrap_or(1);
+    let w = WindowSpec {
+        span_ms,
+        buckets: buckets.unwrap_or(DEFAULT_BUCKETS.min(span_ms)),
+    };
+    if !w.is_valid() {
+        return Err(WINDOW_BELOW_BUCKETS);
+    }
+    Ok(InitOptions {
+        cell_size: cell_size
+            .and_then(CellSize::from_bytes)
+            .unwrap_or(CellSize::Four),
+        window: Some(w),
+    })
+}
+
+/// An integer in 1..=max.
+fn ranged(arg: &[u8], max: u64, err: ArgError) -> Result<u64, ArgError> {
+    parse_i64(arg)
+        .and_then(|v| u64::try_from(v).ok())
+        .filter(|v| (1..=max).contains(v))
+        .ok_or(err)
+}
+
+/// CMS.TICK timestamp: Unix milliseconds, ≥ 1.
+pub fn parse_timestamp(arg: &[u8]) -> Result<u64, ArgError> {
+    ranged(arg, i64::MAX as u64, BAD_TIMESTAMP)
 }
 
 /// CMS.INCRBY argument count: a key and at least one item/increment pair.
@@ -289,6 +391,78 @@ mod tests {
             parse_cell_size(&argv("CELL_SIZE")),
             Err(ArgError::WrongArity)
         );
+    }
+
+    fn init(line: &str) -> Result<InitOptions, ArgError> {
+        let a = argv(line);
+        init_arity_of(&a)?;
+        parse_init_options(&a[4..])
+    }
+
+    /// Without WINDOW, exactly today's answers; with it, pairs in any order.
+    #[test]
+    fn init_windows() {
+        let plain = |cell_size| {
+            Ok(InitOptions {
+                cell_size,
+                window: None,
+            })
+        };
+        assert_eq!(init("CMS.INITBYDIM k 10 5"), plain(CellSize::Four));
+        assert_eq!(
+            init("CMS.INITBYDIM k 10 5 cell_size 8"),
+            plain(CellSize::Eight)
+        );
+        for (line, err) in [
+            ("CMS.INITBYDIM k 10 5 CELL_SIZE", ArgError::WrongArity),
+            ("CMS.INITBYDIM k 10 5 BUCKETS 4", UNKNOWN_ARGUMENT),
+            (
+                "CMS.INITBYDIM k 10 5 CELL_SIZE 4 BUCKETS 4",
+                ArgError::WrongArity,
+            ),
+            ("CMS.INITBYDIM k 10 5 CELL_SIZE WINDOW", BAD_CELL_SIZE),
+            ("CMS.INITBYDIM k 10 5 WINDOW", ArgError::WrongArity),
+            (
+                "CMS.INITBYDIM k 10 5 WINDOW 1000 BUCKETS",
+                ArgError::WrongArity,
+            ),
+            ("CMS.INITBYDIM k 10 5 WINDOW 0", BAD_WINDOW),
+            ("CMS.INITBYDIM k 10 5 WINDOW -5", BAD_WINDOW),
+            ("CMS.INITBYDIM k 10 5 WINDOW 1.5", BAD_WINDOW),
+            ("CMS.INITBYDIM k 10 5 WINDOW x", BAD_WINDOW),
+            ("CMS.INITBYDIM k 10 5 WINDOW 315360000001", BAD_WINDOW),
+            ("CMS.INITBYDIM k 10 5 WINDOW 1000 BUCKETS 0", BAD_BUCKETS),
+            ("CMS.INITBYDIM k 10 5 WINDOW 1000 BUCKETS 1025", BAD_BUCKETS),
+            (
+                "CMS.INITBYDIM k 10 5 WINDOW 100 BUCKETS 101",
+                WINDOW_BELOW_BUCKETS,
+            ),
+            ("CMS.INITBYDIM k 10 5 WINDOW 100 WINDOW 100", DUPLICATE),
+            ("CMS.INITBYDIM k 10 5 WINDOW 100 SEED 1", UNKNOWN_ARGUMENT),
+            ("CMS.INITBYDIM k 10 5 WINDOW 100 CELL_SIZE 3", BAD_CELL_SIZE),
+        ] {
+            assert_eq!(init(line), Err(err), "{line}");
+        }
+        let win = |cell_size, span_ms, buckets| {
+            Ok(InitOptions {
+                cell_size,
+                window: Some(WindowSpec { span_ms, buckets }),
+            })
+        };
+        assert_eq!(
+            init("CMS.INITBYDIM k 10 5 window 60000"),
+            win(CellSize::Four, 60_000, 60)
+        );
+        assert_eq!(
+            init("CMS.INITBYDIM k 10 5 WINDOW 7"),
+            win(CellSize::Four, 7, 7)
+        );
+        assert_eq!(
+            init("CMS.INITBYPROB k 0.1 0.1 BUCKETS 1024 CELL_SIZE 2 WINDOW 315360000000"),
+            win(CellSize::Two, 315_360_000_000, 1024)
+        );
+        assert_eq!(parse_timestamp(b"0"), Err(BAD_TIMESTAMP));
+        assert_eq!(parse_timestamp(b"1700000000000"), Ok(1_700_000_000_000));
     }
 
     fn m(line: &str) -> Result<Merge, ArgError> {

@@ -13,6 +13,7 @@ mod cell;
 mod merge;
 mod rdb;
 mod sizing;
+mod window;
 
 #[cfg(test)]
 mod tests;
@@ -22,6 +23,10 @@ pub use cell::CellSize;
 pub use merge::{MergeError, Source};
 pub use rdb::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
 pub use sizing::dims_for_error;
+pub use window::{
+    WindowError, WindowSpec, WindowedCms, DEFAULT_BUCKETS, MAX_BUCKETS, MAX_COUNTER_BYTES,
+    WINDOW_ENCODING_VERSION, WINDOW_TYPE,
+};
 
 /// The data type (`TYPE` reply, RDB module id).
 pub const TYPE: crate::ModuleType = crate::ModuleType {

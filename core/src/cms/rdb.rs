@@ -60,7 +60,7 @@ impl CountMinSketch {
 
     /// Whether every counter is at most the cell maximum: only 8-byte
     /// counters can exceed it (2^63 − 1).
-    fn cells_in_range(&self) -> bool {
+    pub(super) fn cells_in_range(&self) -> bool {
         let max = self.cell_size.max();
         self.cell_size != CellSize::Eight
             || self

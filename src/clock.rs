@@ -1,0 +1,53 @@
+//! Who decides time for time windows (docs/apbf.md §4.2), the same for
+//! every windowed type: the master's clock, replicated as data.
+//!
+//! A write on the master, from a client, first ages the value to the
+//! master's clock and replicates that as `<FAMILY>.TICK key <ms>` before
+//! the write itself (one MULTI/EXEC); replicas, AOF replays and slot
+//! imports never read the clock, the tick carries it. A client's tick may
+//! not run more than `MAX_AHEAD_MS` past the master's clock.
+
+use std::ffi::CStr;
+
+use rsbloom_core::clock::MAX_AHEAD_MS;
+
+use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
+
+/// A value that ages with a time window (the core's deterministic clock).
+pub trait Windowed {
+    /// Whether `advance(now_ms)` changes the value.
+    fn needs_advance(&self, now_ms: u64) -> bool;
+    /// Ages the value to `now_ms` (starting its clock); the shifts due.
+    fn advance(&mut self, now_ms: u64) -> u64;
+}
+
+/// Before a write on the master: ages the value to the clock (starting
+/// it on the first write) and replicates `tick key <now>` ahead of the
+/// write; elsewhere nothing.
+pub fn age_to_clock<T: Windowed>(ctx: &Ctx, tick: &CStr, name: &RStr, v: &mut T) {
+    if !ctx.owns_clock() {
+        return;
+    }
+    let now = ctx.now_ms();
+    if v.needs_advance(now) {
+        v.advance(now);
+        let ms = ctx.string(now.to_string().as_bytes());
+        ctx.replicate(tick, name, &[ms.as_ptr()]);
+    }
+}
+
+/// The tick command once its key and time are checked: a client on the
+/// master may not name a time past the clock's margin (`future`); replies
+/// the shifts due and replicates the tick if it changed the value.
+pub fn tick<T: Windowed>(ctx: &Ctx, v: &mut T, ms: u64, future: ReplyError) -> CmdResult {
+    if ctx.owns_clock() && ms > ctx.now_ms().saturating_add(MAX_AHEAD_MS) {
+        return Err(future);
+    }
+    let changes = v.needs_advance(ms);
+    let shifts = v.advance(ms);
+    ctx.reply_u64(shifts);
+    if changes {
+        ctx.propagate();
+    }
+    Ok(())
+}

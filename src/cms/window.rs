@@ -1,0 +1,125 @@
+//! CMS.* on windowed sketches (`CMSw-rsbl`, docs/cms-window.md): the same
+//! commands as the plain sketch, each write first aged to the master's
+//! clock (`crate::clock`), each read aged virtually by the reader's.
+
+use rsbloom_core::cms::args::{parse_increment, parse_timestamp};
+use rsbloom_core::cms::{CellSize, WindowError, WindowSpec, WindowedCms};
+
+use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
+use crate::clock::{age_to_clock, Windowed};
+use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
+
+const TOO_LARGE: ReplyError =
+    ReplyError::Text("CMS: a windowed sketch holds at most 268435456 bytes of counters");
+const BAD_WINDOW: ReplyError =
+    ReplyError::Text("CMS: WINDOW must be at least BUCKETS milliseconds");
+const FUTURE: ReplyError =
+    ReplyError::Text("CMS: timestamp is more than 60 s past the server's clock");
+/// CMS.MERGE sums whole sketches; a window's buckets have no counterpart
+/// in a plain sketch, nor in another window's ring.
+pub const NO_MERGE: ReplyError = ReplyError::Text("CMS: MERGE does not support windowed sketches");
+const TICK: &std::ffi::CStr = c"CMS.TICK";
+
+impl Windowed for WindowedCms {
+    fn needs_advance(&self, now_ms: u64) -> bool {
+        WindowedCms::needs_advance(self, now_ms)
+    }
+
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        WindowedCms::advance(self, now_ms)
+    }
+}
+
+/// Whether the key holds a windowed sketch.
+pub fn is_windowed(key: &Key) -> bool {
+    matches!(key.get_shared::<WindowedCms>(), Lookup::Found(_))
+}
+
+/// The end of CMS.INITBY* with WINDOW: the key is vacant and the numbers
+/// checked; the size limits, then the allocation.
+pub fn init(
+    ctx: &Ctx,
+    mut key: Key,
+    width: u64,
+    depth: u64,
+    cell_size: CellSize,
+    w: WindowSpec,
+) -> CmdResult {
+    let size = WindowedCms::new_size(width, depth, cell_size, w).map_err(window_error)?;
+    crate::config::check_key_size(ctx, size)?;
+    let sketch = WindowedCms::new(width, depth, cell_size, w).map_err(window_error)?;
+    key.set(Box::new(sketch));
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+fn window_error(e: WindowError) -> ReplyError {
+    match e {
+        WindowError::Sketch(e) => create_error(e),
+        // The parser checks the window first.
+        WindowError::Window => BAD_WINDOW,
+        WindowError::TooLarge => TOO_LARGE,
+    }
+}
+
+/// CMS.INCRBY on a window: increments checked first, the sketch aged to
+/// the master's clock (its tick replicated first), then every pair.
+pub fn incrby(ctx: &Ctx, name: &RStr, mut key: Key, pairs: &[[RStr; 2]]) -> CmdResult {
+    let s = key.get::<WindowedCms>().or_missing(KEY_MISSING)?;
+    for [_, inc] in pairs {
+        parse_increment(inc.as_ref())?;
+    }
+    age_to_clock(ctx, TICK, name, s);
+    ctx.reply_array(pairs.len());
+    s.increment_batch(pairs, pair_item, pair_increment, |r| {
+        reply_incremented(ctx, r)
+    });
+    ctx.propagate();
+    Ok(())
+}
+
+/// CMS.QUERY on a window, as of the reader's clock.
+pub fn query(ctx: &Ctx, key: &Key, items: &[RStr]) -> CmdResult {
+    let s = key.get_shared::<WindowedCms>().or_missing(KEY_MISSING)?;
+    ctx.reply_array(items.len());
+    s.query_batch(items, ctx.now_ms(), |v| {
+        ctx.reply_int(i64::try_from(v).unwrap_or(i64::MAX))
+    });
+    Ok(())
+}
+
+/// CMS.INFO on a window: the plain sketch's fields (count over the window,
+/// as of the reader's clock), then the window's.
+pub fn info(ctx: &Ctx, key: &Key) -> CmdResult {
+    let s = key.get_shared::<WindowedCms>().or_missing(KEY_MISSING)?;
+    let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let fields = [
+        ("width", int(s.width())),
+        ("depth", int(s.depth())),
+        ("count", s.count(ctx.now_ms())),
+        ("cell_size", int(s.cell_size().bytes() as u64)),
+        ("window", int(s.span_ms())),
+        ("buckets", int(s.buckets())),
+        ("bucket_ms", int(s.period_ms())),
+        ("last_shift_ms", int(s.last_shift_ms())),
+    ];
+    ctx.reply_map(fields.len());
+    for (name, value) in fields {
+        ctx.reply_simple(name);
+        ctx.reply_int(value);
+    }
+    Ok(())
+}
+
+/// CMS.TICK key unix-ms: ages a windowed sketch to that time; the shifts
+/// due (`clock::tick`: at most 60 s past the master's clock).
+pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let [_, name, ms] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let ms = parse_timestamp(ms.as_ref())?;
+    let mut key = ctx.open_key(name, true);
+    let s = key.get::<WindowedCms>().or_missing(KEY_MISSING)?;
+    crate::clock::tick(ctx, s, ms, FUTURE)
+}
