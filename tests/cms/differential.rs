@@ -126,6 +126,10 @@ fn without_cell_size(info: &Reply) -> Reply {
 /// last in its batch, so the sketch is still as measured).
 const MEMORY_RULE: &str = "memory-usage-8x-formula";
 const MEMORY_CITE: &str = "docs/cms.md §6.4, §7.4 (MEMORY USAGE 40 + 4wd vs 8 + 8wd)";
+/// MEMORY USAGE of the stream's Bloom filter (`bf`, a key of another type):
+/// what the key takes, no longer RedisBloom's figure (issue 40).
+const BLOOM_MEMORY_RULE: &str = "bloom-memory-usage-own";
+const BLOOM_MEMORY_CITE: &str = "docs/bloom.md §1 \"Memory\" (one block per small chain)";
 
 // ---------------------------------------------------------------------------
 // Generator
@@ -518,7 +522,10 @@ impl Family for Gen {
     type Kind = Kind;
     type Action = Infallible;
     const RULES: &'static [Rule] = RULES;
-    const EXPLAINED: &'static [(&'static str, &'static str)] = &[(MEMORY_RULE, MEMORY_CITE)];
+    const EXPLAINED: &'static [(&'static str, &'static str)] = &[
+        (MEMORY_RULE, MEMORY_CITE),
+        (BLOOM_MEMORY_RULE, BLOOM_MEMORY_CITE),
+    ];
     const CHECK_COMMANDS: &'static [&'static str] = &["DUMP", "CMS.INFO", "TYPE"];
     const SUBJECT_ARGS: &'static [&'static str] = &["--bf.cms-rdb-encoding", "0"];
 
@@ -603,9 +610,16 @@ impl Family for Gen {
         rs: &Reply,
         rf: &Reply,
     ) -> Option<&'static str> {
-        let holds =
-            matches!(op.kind, Kind::Memory) && memory_formula_holds(&mut d.rs, &op.args[2], rs, rf);
-        holds.then_some(MEMORY_RULE)
+        if !matches!(op.kind, Kind::Memory) {
+            return None;
+        }
+        let key = &op.args[2];
+        if matches!((rs, rf), (Reply::Int(_), Reply::Int(_)))
+            && d.rs.cmd(&[b"TYPE".to_vec(), key.clone()]) == simple("MBbloom--")
+        {
+            return Some(BLOOM_MEMORY_RULE);
+        }
+        memory_formula_holds(&mut d.rs, key, rs, rf).then_some(MEMORY_RULE)
     }
 
     fn report(&self) -> String {
