@@ -19,13 +19,15 @@ Usage: bench/scale.py [--rows CAPxERRORxFILL,...] [--quick] [--only STEP,...]
                       [--save TABLE.md]
 Rows: capacity x error rate x items added, e.g. 100000000x0.01x50000000.
 Default: 100M and 400M at 1 % filled to 50 % and 90 %, and 1,000,000,000 at
-0.1 % with 100M items (14.4 Gbit: past 2^32 bits). --quick: 1M-capacity rows.
+0.1 % filled to capacity (14.4 Gbit: past 2^32 bits, where only a full
+filter's false-positive rate can show the hashing). --quick: 1M-capacity rows.
 Environment: as bench/bench.py (RSBLOOM_MODULE, REDISBLOOM_MODULE,
 REDIS_SERVER default the cached Redis 8.6, REDIS_BENCHMARK), RSBLOOM_COPY
 (default target/release/rsbloom-copy).
 """
 
 import argparse
+import atexit
 import glob
 import math
 import os
@@ -43,7 +45,7 @@ DEFAULT_ROWS = [
     (100_000_000, 0.01, 90_000_000),
     (400_000_000, 0.01, 200_000_000),
     (400_000_000, 0.01, 360_000_000),
-    (1_000_000_000, 0.001, 100_000_000),
+    (1_000_000_000, 0.001, 1_000_000_000),
 ]
 QUICK_ROWS = [(1_000_000, 0.01, 500_000), (1_000_000, 0.001, 900_000)]
 KEY = "scale"
@@ -55,6 +57,19 @@ FP_PROBES = 1_000_000
 RANGE = 1_000_000_000
 ITEM = "%s__rand_int__:__rand_int__"
 STEPS = ["rates", "fp", "bgsave", "load", "sync", "aofrewrite", "aofload", "migrate", "copy"]
+
+
+STARTED = []
+
+
+def server(*args):
+    """A Server stopped at exit, whatever ends the run (sys.exit included)."""
+    s = Server(*args)
+    STARTED.append(s)
+    return s
+
+
+atexit.register(lambda: [s.stop() for s in STARTED])
 
 
 def newest_redis86():
@@ -156,7 +171,7 @@ def load(s, row):
 
 
 def sync(s, row, workdir, module):
-    r = Server(s.name + "-replica", module, workdir, s.binary)
+    r = server(s.name + "-replica", module, workdir, s.binary)
     r.start()
     s.conn.call("CONFIG", "SET", "repl-diskless-sync-delay", "0")
     t0 = time.perf_counter()
@@ -191,7 +206,7 @@ def aof_load(s, row):
 
 def cluster_node(name, module, workdir, binary):
     bus = free_port()
-    n = Server(name, module, workdir, binary, ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+    n = server(name, module, workdir, binary, ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                                                  "--cluster-node-timeout", "60000", "--cluster-port", str(bus)])
     n.bus = bus
     n.start()
@@ -227,7 +242,7 @@ def migrate(s, row, workdir, module):
 
 
 def copy(s, row, workdir, module):
-    dst = Server(s.name + "-copy", module, workdir, s.binary)
+    dst = server(s.name + "-copy", module, workdir, s.binary)
     dst.start()
     tool = os.environ.get("RSBLOOM_COPY", os.path.join(ROOT, "target/release/rsbloom-copy"))
     t0 = time.perf_counter()
@@ -241,7 +256,7 @@ def copy(s, row, workdir, module):
 
 def measure(name, module, row, steps, binary):
     with tempfile.TemporaryDirectory(prefix="scale-") as workdir:
-        s = Server(name, module, workdir, binary)
+        s = server(name, module, workdir, binary)
         s.start()
         out = fill(s, row)
         for step in steps:
@@ -286,7 +301,7 @@ def main():
     binary = newest_redis86()
     modules = [("rsbloom", os.environ.get("RSBLOOM_MODULE", os.path.join(ROOT, "target/release/librsbloom.so"))),
                ("RedisBloom 2.8.2", find_reference())]
-    probe = Server("probe", modules[0][1], tempfile.mkdtemp(prefix="scale-"), binary)
+    probe = server("probe", modules[0][1], tempfile.mkdtemp(prefix="scale-"), binary)
     probe.start()
     version = probe.version()
     probe.stop()
