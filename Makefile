@@ -36,9 +36,15 @@ check: lint
 ## so a toolchain update cannot break a build (docs/testing.md).
 CLIPPY_RUST := 1.95.0
 CLIPPY_DENY = $(if $(filter $(CLIPPY_RUST),$(word 2,$(shell rustc --version))),-Dwarnings,)
+## The family folders are declared through the `families!` macro, which
+## rustfmt does not expand: `cargo fmt` never reaches them, so they are
+## checked by name.
+fmt_check = $(CARGO) fmt --all -- --check && rustfmt --edition 2021 --check src/*/*.rs
+
 lint:
 	scripts/ensure-deps.sh run
 	@[ -n "$(CLIPPY_DENY)" ] || echo "lint: rustc is not $(CLIPPY_RUST): lints shown, not enforced"
+	$(fmt_check)
 	$(CARGO) clippy --profile ci --workspace --all-targets -- $(CLIPPY_DENY)
 
 ## LINT=1 (CI): the same lints while `make test` builds, clippy-driver being
@@ -47,7 +53,7 @@ lint:
 ifeq ($(LINT),1)
 export RUSTC_WORKSPACE_WRAPPER = $(shell command -v clippy-driver)
 export CLIPPY_ARGS = $(CLIPPY_DENY)
-lint_benches = $(CARGO) clippy --profile ci --workspace --benches -- $(CLIPPY_DENY)
+lint_benches = $(fmt_check) && $(CARGO) clippy --profile ci --workspace --benches -- $(CLIPPY_DENY)
 endif
 
 ## Unit, property and integration tests on Redis 8.6 and Valkey 9.x, the
