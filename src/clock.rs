@@ -10,6 +10,7 @@
 use std::ffi::CStr;
 
 use rsbloom_core::clock::MAX_AHEAD_MS;
+use rsbloom_core::window::Ring;
 
 use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
 
@@ -50,4 +51,19 @@ pub fn tick<T: Windowed>(ctx: &Ctx, v: &mut T, ms: u64, future: ReplyError) -> C
         ctx.propagate();
     }
     Ok(())
+}
+
+/// How many fields [`window_info`] gives.
+pub const WINDOW_INFO_FIELDS: usize = 4;
+
+/// The fields every windowed type's INFO reply ends with: the window, its
+/// buckets, a bucket's span, the clock (0 before the first write).
+pub fn window_info<T>(r: &Ring<T>) -> [(&'static str, i64); WINDOW_INFO_FIELDS] {
+    let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    [
+        ("window", int(r.span_ms())),
+        ("buckets", int(r.buckets())),
+        ("bucket_ms", int(r.period_ms())),
+        ("last_shift_ms", int(r.last_shift_ms())),
+    ]
 }

@@ -567,7 +567,8 @@ const FLOORS: &[Floors] = &[
             // Number parsing and argument helpers, shared by the parsers
             // and the configs.
             &["args/"],
-            &["config.rs", "config/"],
+            // What every family fills in: configs, the ring of time buckets.
+            &["config.rs", "config/", "window.rs"],
             FAMILY_FOLDERS,
             // lib.rs: the crate's table of types.
         ],

@@ -22,6 +22,7 @@ pub mod rdb_file;
 pub mod tdigest;
 pub mod topk;
 pub mod valkey_bloom;
+pub mod window;
 
 pub use module_type::ModuleType;
 

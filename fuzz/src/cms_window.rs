@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
-use rsbloom_core::cms::{CellSize, WindowSpec, WindowedCms, WINDOW_ENCODING_VERSION};
+use rsbloom_core::cms::{CellSize, WindowedCms, WINDOW_ENCODING_VERSION};
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
+use rsbloom_core::window::WindowSpec;
 
 use super::{encode_primitives, Input, PROBE_ITEMS};
 
@@ -52,11 +53,11 @@ pub fn cms_window_rdb(data: &[u8]) {
     let bytes = encode_primitives(&saved(&s));
     assert_eq!(&data[..bytes.len()], &bytes[..], "saved value differs");
     assert!(s.count(0) >= 0);
-    let base = s.last_shift_ms();
-    for d in [0, 1, s.period_ms(), s.span_ms(), u64::MAX] {
+    let base = s.ring().last_shift_ms();
+    for d in [0, 1, s.ring().period_ms(), s.ring().span_ms(), u64::MAX] {
         virtual_equals_applied(&s, base.saturating_add(d));
     }
-    s.advance(base.saturating_add(s.period_ms()));
+    s.advance(base.saturating_add(s.ring().period_ms()));
     let mut n = 0;
     s.increment_batch(&PROBE_ITEMS, |t| t, |_| 3, |_| n += 1);
     assert_eq!(n, PROBE_ITEMS.len());
@@ -132,7 +133,7 @@ pub fn cms_window_model(data: &[u8]) {
             }
             _ => {
                 let t = now + u64::from(inp.u16());
-                let due = s.due_shifts(t).min(buckets) as usize;
+                let due = s.ring().due(t).min(buckets) as usize;
                 assert!(query(&s, &[item], t) >= exact(&ring, item, due));
                 let all: u64 = (0..8).map(|j| exact(&ring, j, due)).sum();
                 assert_eq!(s.count(t), all as i64);

@@ -3,10 +3,11 @@
 //! clock (`crate::clock`), each read aged virtually by the reader's.
 
 use rsbloom_core::cms::args::{parse_increment, parse_timestamp};
-use rsbloom_core::cms::{CellSize, WindowError, WindowSpec, WindowedCms};
+use rsbloom_core::cms::{CellSize, WindowError, WindowedCms};
+use rsbloom_core::window::WindowSpec;
 
 use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
-use crate::clock::{age_to_clock, Windowed};
+use crate::clock::{age_to_clock, window_info, Windowed, WINDOW_INFO_FIELDS};
 use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
 
 const TOO_LARGE: ReplyError =
@@ -94,17 +95,14 @@ pub fn query(ctx: &Ctx, key: &Key, items: &[RStr]) -> CmdResult {
 pub fn info(ctx: &Ctx, key: &Key) -> CmdResult {
     let s = key.get_shared::<WindowedCms>().or_missing(KEY_MISSING)?;
     let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-    let fields = [
+    let plain = [
         ("width", int(s.width())),
         ("depth", int(s.depth())),
         ("count", s.count(ctx.now_ms())),
         ("cell_size", int(s.cell_size().bytes() as u64)),
-        ("window", int(s.span_ms())),
-        ("buckets", int(s.buckets())),
-        ("bucket_ms", int(s.period_ms())),
-        ("last_shift_ms", int(s.last_shift_ms())),
     ];
-    ctx.reply_map(fields.len());
+    let fields = plain.into_iter().chain(window_info(s.ring()));
+    ctx.reply_map(plain.len() + WINDOW_INFO_FIELDS);
     for (name, value) in fields {
         ctx.reply_simple(name);
         ctx.reply_int(value);

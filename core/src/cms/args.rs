@@ -3,8 +3,8 @@
 //! only; the handlers check the count first.
 
 use crate::args::{parse_f64, parse_i64, ArgError};
-use crate::clock::MAX_SPAN_MS;
-use crate::cms::{CellSize, WindowSpec, DEFAULT_BUCKETS, MAX_BUCKETS};
+use crate::cms::CellSize;
+use crate::window::{asks_for_window, Taken, WindowErrors, WindowOptions, WindowSpec};
 
 const INVALID_WIDTH: ArgError = ArgError::Reply("CMS: invalid width");
 const INVALID_DEPTH: ArgError = ArgError::Reply("CMS: invalid depth");
@@ -19,11 +19,13 @@ const NUMKEYS_NOT_POSITIVE: ArgError = ArgError::Reply("CMS: Number of keys must
 const WRONG_KEYS: ArgError = ArgError::Reply("CMS: wrong number of keys");
 const WRONG_KEYS_WEIGHTS: ArgError = ArgError::Reply("CMS: wrong number of keys/weights");
 const INVALID_WEIGHT: ArgError = ArgError::Reply("CMS: invalid weight value");
-const BAD_WINDOW: ArgError =
-    ArgError::Reply("CMS: WINDOW must be an integer number of milliseconds in [1, 315360000000]");
-const BAD_BUCKETS: ArgError = ArgError::Reply("CMS: BUCKETS must be an integer in [1, 1024]");
-const WINDOW_BELOW_BUCKETS: ArgError =
-    ArgError::Reply("CMS: WINDOW must be at least BUCKETS milliseconds");
+const WINDOW_ERRORS: WindowErrors = WindowErrors {
+    window: ArgError::Reply(
+        "CMS: WINDOW must be an integer number of milliseconds in [1, 315360000000]",
+    ),
+    buckets: ArgError::Reply("CMS: BUCKETS must be an integer in [1, 1024]"),
+    below: ArgError::Reply("CMS: WINDOW must be at least BUCKETS milliseconds"),
+};
 const DUPLICATE: ArgError = ArgError::Reply("CMS: duplicate argument");
 const BAD_TIMESTAMP: ArgError = ArgError::Reply("CMS: invalid timestamp");
 
@@ -85,19 +87,13 @@ pub fn parse_cell_size<A: AsRef<[u8]>>(options: &[A]) -> Result<CellSize, ArgErr
         .ok_or(BAD_CELL_SIZE)
 }
 
-/// Whether the INIT options ask for a window: `WINDOW` (any case) where
-/// an option's token stands. Today's parser answers every such call with
-/// an arity error or `unknown argument`, so windows change no reply
-/// RedisBloom gives (docs/cms-window.md §3.1).
-fn windowed<A: AsRef<[u8]>>(options: &[A]) -> bool {
-    (options.iter().step_by(2)).any(|t| t.as_ref().eq_ignore_ascii_case(b"WINDOW"))
-}
-
 /// The INIT commands' argument count, windows included: `argv` from the
 /// command name; options come in token/value pairs.
 pub fn init_arity_of<A: AsRef<[u8]>>(argv: &[A]) -> Result<(), ArgError> {
     let options = argv.get(4..).unwrap_or_default();
-    if !windowed(options) {
+    // Today's parser answers every call with a WINDOW token with an arity
+    // error or `unknown argument` (docs/cms-window.md §3.1).
+    if !asks_for_window(options) {
         return init_arity(argv.len());
     }
     if options.len().is_multiple_of(2) {
@@ -120,7 +116,7 @@ pub struct InitOptions {
 /// in ms if shorter), each value checked as it comes, then the window
 /// against the buckets.
 pub fn parse_init_options<A: AsRef<[u8]>>(options: &[A]) -> Result<InitOptions, ArgError> {
-    if !windowed(options) {
+    if !asks_for_window(options) {
         return Ok(InitOptions {
             cell_size: parse_cell_size(options)?,
             window: None,
@@ -130,39 +126,28 @@ pub fn parse_init_options<A: AsRef<[u8]>>(options: &[A]) -> Result<InitOptions, 
     if !rest.is_empty() {
         return Err(ArgError::WrongArity);
     }
-    let (mut cell_size, mut span, mut buckets) = (None, None, None);
+    let (mut cell_size, mut window) = (None, WindowOptions::default());
     for pair @ [token, value] in pairs {
         let t = token.as_ref();
-        let (slot, v) = if t.eq_ignore_ascii_case(b"CELL_SIZE") {
-            (&mut cell_size, parse_cell_size(pair)?.bytes() as u64)
-        } else if t.eq_ignore_ascii_case(b"WINDOW") {
-            (&mut span, ranged(value.as_ref(), MAX_SPAN_MS, BAD_WINDOW)?)
-        } else if t.eq_ignore_ascii_case(b"BUCKETS") {
-            (
-                &mut buckets,
-                ranged(value.as_ref(), MAX_BUCKETS, BAD_BUCKETS)?,
-            )
+        let taken = if t.eq_ignore_ascii_case(b"CELL_SIZE") {
+            match cell_size.replace(parse_cell_size(pair)?) {
+                Some(_) => Taken::Again,
+                None => Taken::Yes,
+            }
         } else {
-            return Err(UNKNOWN_ARGUMENT);
+            window.take(t, value.as_ref(), &WINDOW_ERRORS)?
         };
-        if slot.replace(v).is_some() {
-            return Err(DUPLICATE);
+        match taken {
+            Taken::Yes => {}
+            Taken::Again => return Err(DUPLICATE),
+            Taken::No => return Err(UNKNOWN_ARGUMENT),
         }
     }
     // WINDOW is among the tokens.
-    let span_ms = span.unwrap_or(1);
-    let w = WindowSpec {
-        span_ms,
-        buckets: buckets.unwrap_or(DEFAULT_BUCKETS.min(span_ms)),
-    };
-    if !w.is_valid() {
-        return Err(WINDOW_BELOW_BUCKETS);
-    }
+    let w = window.finish(&WINDOW_ERRORS)?;
     Ok(InitOptions {
-        cell_size: cell_size
-            .and_then(CellSize::from_bytes)
-            .unwrap_or(CellSize::Four),
-        window: Some(w),
+        cell_size: cell_size.unwrap_or(CellSize::Four),
+        window: w,
     })
 }
 
@@ -426,16 +411,25 @@ mod tests {
                 "CMS.INITBYDIM k 10 5 WINDOW 1000 BUCKETS",
                 ArgError::WrongArity,
             ),
-            ("CMS.INITBYDIM k 10 5 WINDOW 0", BAD_WINDOW),
-            ("CMS.INITBYDIM k 10 5 WINDOW -5", BAD_WINDOW),
-            ("CMS.INITBYDIM k 10 5 WINDOW 1.5", BAD_WINDOW),
-            ("CMS.INITBYDIM k 10 5 WINDOW x", BAD_WINDOW),
-            ("CMS.INITBYDIM k 10 5 WINDOW 315360000001", BAD_WINDOW),
-            ("CMS.INITBYDIM k 10 5 WINDOW 1000 BUCKETS 0", BAD_BUCKETS),
-            ("CMS.INITBYDIM k 10 5 WINDOW 1000 BUCKETS 1025", BAD_BUCKETS),
+            ("CMS.INITBYDIM k 10 5 WINDOW 0", WINDOW_ERRORS.window),
+            ("CMS.INITBYDIM k 10 5 WINDOW -5", WINDOW_ERRORS.window),
+            ("CMS.INITBYDIM k 10 5 WINDOW 1.5", WINDOW_ERRORS.window),
+            ("CMS.INITBYDIM k 10 5 WINDOW x", WINDOW_ERRORS.window),
+            (
+                "CMS.INITBYDIM k 10 5 WINDOW 315360000001",
+                WINDOW_ERRORS.window,
+            ),
+            (
+                "CMS.INITBYDIM k 10 5 WINDOW 1000 BUCKETS 0",
+                WINDOW_ERRORS.buckets,
+            ),
+            (
+                "CMS.INITBYDIM k 10 5 WINDOW 1000 BUCKETS 1025",
+                WINDOW_ERRORS.buckets,
+            ),
             (
                 "CMS.INITBYDIM k 10 5 WINDOW 100 BUCKETS 101",
-                WINDOW_BELOW_BUCKETS,
+                WINDOW_ERRORS.below,
             ),
             ("CMS.INITBYDIM k 10 5 WINDOW 100 WINDOW 100", DUPLICATE),
             ("CMS.INITBYDIM k 10 5 WINDOW 100 SEED 1", UNKNOWN_ARGUMENT),

@@ -24,8 +24,7 @@ pub use merge::{MergeError, Source};
 pub use rdb::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
 pub use sizing::dims_for_error;
 pub use window::{
-    WindowError, WindowSpec, WindowedCms, DEFAULT_BUCKETS, MAX_BUCKETS, MAX_COUNTER_BYTES,
-    WINDOW_ENCODING_VERSION, WINDOW_TYPE,
+    WindowError, WindowedCms, MAX_COUNTER_BYTES, WINDOW_ENCODING_VERSION, WINDOW_TYPE,
 };
 
 /// The data type (`TYPE` reply, RDB module id).

@@ -18,13 +18,8 @@ use super::{
     RECORD_BYTES,
 };
 use crate::alloc::{AllocError, Block};
-use crate::clock::{period_ms, Clock, MAX_MS, MAX_SPAN_MS};
 use crate::rdb::{LoadError, RdbSink, RdbSource};
-
-/// Most buckets of a window.
-pub const MAX_BUCKETS: u64 = 1024;
-/// Buckets when `BUCKETS` is not given: the window edge within 1/60 of it.
-pub const DEFAULT_BUCKETS: u64 = 60;
+use crate::window::{Ring, WindowSpec};
 /// Most counter bytes of a windowed sketch (buckets and aggregate): its
 /// DUMP payload, which the AOF rewrite sends as one RESTORE argument, then
 /// stays well below the 512 MB bulk limit.
@@ -78,33 +73,11 @@ pub enum WindowError {
     TooLarge,
 }
 
-/// A time window cut into buckets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WindowSpec {
-    pub span_ms: u64,
-    pub buckets: u64,
-}
-
-impl WindowSpec {
-    /// Span in 1 ms ..= ten years, 1..=1024 buckets of at least 1 ms.
-    pub fn is_valid(self) -> bool {
-        (1..=MAX_SPAN_MS).contains(&self.span_ms)
-            && (1..=MAX_BUCKETS).contains(&self.buckets)
-            && self.span_ms >= self.buckets
-    }
-}
-
 #[derive(PartialEq, Eq)]
 pub struct WindowedCms {
     /// The sum of the buckets.
     aggregate: CountMinSketch,
-    /// By physical position; the youngest is at `head`, age `a` at
-    /// `(head + a) mod B`.
-    ring: Box<[CountMinSketch]>,
-    span_ms: u64,
-    head: u64,
-    /// Master's clock at the last shift; 0 until the first write.
-    last_shift_ms: u64,
+    ring: Ring<CountMinSketch>,
 }
 
 impl WindowedCms {
@@ -117,18 +90,9 @@ impl WindowedCms {
     ) -> Result<Self, WindowError> {
         Self::new_size(width, depth, cell_size, w)?;
         let sketch = || CountMinSketch::new(width, depth, cell_size).map_err(WindowError::Sketch);
-        let mut ring = Vec::new();
-        ring.try_reserve_exact(w.buckets as usize)
-            .map_err(|_| WindowError::Sketch(CreateError::OutOfMemory))?;
-        for _ in 0..w.buckets {
-            ring.push(sketch()?);
-        }
         Ok(WindowedCms {
             aggregate: sketch()?,
-            ring: ring.into_boxed_slice(),
-            span_ms: w.span_ms,
-            head: 0,
-            last_shift_ms: 0,
+            ring: Ring::new(w, sketch, WindowError::Sketch(CreateError::OutOfMemory))?,
         })
     }
 
@@ -164,85 +128,37 @@ impl WindowedCms {
         self.aggregate.cell_size()
     }
 
-    pub fn span_ms(&self) -> u64 {
-        self.span_ms
-    }
-
-    pub fn buckets(&self) -> u64 {
-        self.ring.len() as u64
-    }
-
-    /// Milliseconds a bucket covers (the window over the buckets, rounded
-    /// up).
-    pub fn period_ms(&self) -> u64 {
-        period_ms(self.span_ms, self.buckets())
-    }
-
-    pub fn last_shift_ms(&self) -> u64 {
-        self.last_shift_ms
-    }
-
-    fn clock(&self) -> Clock {
-        Clock {
-            last_shift_ms: self.last_shift_ms,
-            period_ms: self.period_ms(),
-        }
-    }
-
-    /// Shifts due at `now_ms` (0 before the clock started, or when `now_ms`
-    /// is earlier than the last shift).
-    pub fn due_shifts(&self, now_ms: u64) -> u64 {
-        self.clock().due(now_ms)
+    /// The window: its span, buckets and clock.
+    pub fn ring(&self) -> &Ring<CountMinSketch> {
+        &self.ring
     }
 
     /// Whether `advance(now_ms)` changes the sketch.
     pub fn needs_advance(&self, now_ms: u64) -> bool {
-        self.clock().needs_advance(now_ms)
+        self.ring.needs_advance(now_ms)
     }
 
-    /// Starts the clock at `now_ms`, or applies the shifts due then.
-    /// Deterministic in the sketch and `now_ms`: replicas and AOF replays
-    /// run it with the master's time. Answers the shifts due.
+    /// Starts the clock at `now_ms`, or applies the shifts due then: each
+    /// time the oldest bucket leaves the aggregate, is zeroed and becomes
+    /// the youngest. Answers the shifts due.
     pub fn advance(&mut self, now_ms: u64) -> u64 {
-        let a = self.clock().advance(now_ms);
-        for _ in 0..a.shifts.min(self.buckets()) {
-            self.shift();
-        }
-        self.last_shift_ms = a.last_shift_ms;
-        a.shifts
-    }
-
-    /// The oldest bucket leaves the aggregate, is zeroed and becomes the
-    /// youngest.
-    fn shift(&mut self) {
-        let n = self.buckets();
-        let n = n.max(1);
-        self.head = (self.head + n - 1) % n;
-        if let Some(b) = self.ring.get_mut(self.head as usize) {
-            self.aggregate.subtract(b);
+        let aggregate = &mut self.aggregate;
+        self.ring.advance(now_ms, |b| {
+            aggregate.subtract(b);
             b.cells.fill(0);
             b.counter = 0;
-        }
-    }
-
-    /// Physical positions of the `expired` oldest buckets.
-    fn expired(&self, expired: u64) -> impl Iterator<Item = &CountMinSketch> + Clone {
-        let n = self.buckets();
-        (n.saturating_sub(expired)..n)
-            .filter_map(move |age| self.ring.get(((self.head + age) % n) as usize))
+        })
     }
 
     /// The total of increments within the window as of `now_ms`.
     pub fn count(&self, now_ms: u64) -> i64 {
-        let gone =
-            (self.expired(self.due_shifts(now_ms))).fold(0u64, |s, b| s.saturating_add(b.counter));
+        let gone = (self.ring.expired(now_ms)).fold(0u64, |s, b| s.saturating_add(b.counter));
         i64::try_from(self.aggregate.counter.saturating_sub(gone)).unwrap_or(i64::MAX)
     }
 
     /// MEMORY USAGE: the record, the aggregate and the buckets.
     pub fn size_bytes(&self) -> u64 {
-        self.ring
-            .iter()
+        (self.ring.slots().iter())
             .fold(WINDOW_RECORD_BYTES + self.aggregate.size_bytes(), |s, b| {
                 s.saturating_add(b.size_bytes())
             })
@@ -253,9 +169,7 @@ impl WindowedCms {
     where
         I: Iterator<Item = usize> + Clone,
     {
-        let Some(bucket) = self.ring.get_mut(self.head as usize) else {
-            return self.aggregate.increment_cells(cells, 0);
-        };
+        let bucket = self.ring.youngest_mut();
         if inc >= 0 {
             let r = self.aggregate.increment_cells(cells.clone(), inc);
             if r.is_ok() {
@@ -315,12 +229,11 @@ impl WindowedCms {
     /// CMS.QUERY on a window as of `now_ms`: shifts due then are applied
     /// virtually (the buckets they would expire are left out).
     pub fn query_batch<T: AsRef<[u8]>>(&self, items: &[T], now_ms: u64, mut each: impl FnMut(u64)) {
-        let due = self.due_shifts(now_ms);
-        if due >= self.buckets() {
+        if self.ring.live(now_ms).next().is_none() {
             items.iter().for_each(|_| each(0));
             return;
         }
-        let expired = self.expired(due);
+        let expired = self.ring.expired(now_ms);
         let g = self.aggregate.geometry();
         let Some(blocks) = g.blocks(items.len()) else {
             for t in items {
@@ -340,23 +253,16 @@ impl WindowedCms {
 
     /// A deep copy (COPY); fails cleanly when memory is short.
     pub fn try_clone(&self) -> Result<Self, AllocError> {
-        let mut ring = Vec::new();
-        ring.try_reserve_exact(self.ring.len())
-            .map_err(|_| AllocError)?;
-        for b in &self.ring {
-            ring.push(b.try_clone()?);
-        }
         Ok(WindowedCms {
             aggregate: self.aggregate.try_clone()?,
-            ring: ring.into_boxed_slice(),
-            ..*self
+            ring: self.ring.try_clone_with(CountMinSketch::try_clone)?,
         })
     }
 
     /// The counter arrays, for active defragmentation and lazy free.
     pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut dyn Block> {
         std::iter::once(&mut self.aggregate)
-            .chain(self.ring.iter_mut())
+            .chain(self.ring.slots_mut().iter_mut())
             .map(|s| s.block_mut())
     }
 
@@ -364,18 +270,11 @@ impl WindowedCms {
     /// span, buckets, head, last shift, then the aggregate and every bucket
     /// by physical position, each as its total and its counter string.
     pub fn rdb_save<S: RdbSink>(&self, sink: &mut S) {
-        for v in [
-            self.width(),
-            self.depth(),
-            self.cell_size().bytes() as u64,
-            self.span_ms,
-            self.buckets(),
-            self.head,
-            self.last_shift_ms,
-        ] {
+        for v in [self.width(), self.depth(), self.cell_size().bytes() as u64] {
             sink.write_unsigned(v);
         }
-        for s in std::iter::once(&self.aggregate).chain(self.ring.iter()) {
+        self.ring.save_header(sink);
+        for s in std::iter::once(&self.aggregate).chain(self.ring.slots()) {
             sink.write_unsigned(s.counter);
             sink.write_buffer(&s.cells);
         }
@@ -388,17 +287,14 @@ impl WindowedCms {
         if encver != WINDOW_ENCODING_VERSION {
             return Err(LoadError::UnsupportedVersion);
         }
-        let mut h = [0u64; 7];
+        let mut h = [0u64; 3];
         for v in &mut h {
             *v = src.read_unsigned()?;
         }
-        let [width, depth, cell, span_ms, buckets, head, last_shift_ms] = h;
+        let [width, depth, cell] = h;
         let cell_size = CellSize::from_bytes(cell).ok_or(LoadError::Invalid)?;
-        let w = WindowSpec { span_ms, buckets };
-        Self::new_size(width, depth, cell_size, w).map_err(|_| LoadError::Invalid)?;
-        if head >= buckets || last_shift_ms > MAX_MS {
-            return Err(LoadError::Invalid);
-        }
+        let header = Ring::<CountMinSketch>::load_header(src)?;
+        Self::new_size(width, depth, cell_size, header.spec).map_err(|_| LoadError::Invalid)?;
         let len = byte_len(width, depth, cell_size).ok_or(LoadError::Invalid)?;
         let read = |src: &mut S| -> Result<CountMinSketch, LoadError> {
             let counter = src.read_unsigned()?;
@@ -416,17 +312,14 @@ impl WindowedCms {
         };
         let aggregate = read(src)?;
         let mut ring = Vec::new();
-        ring.try_reserve_exact(buckets as usize)
+        ring.try_reserve_exact(header.spec.buckets as usize)
             .map_err(|_| LoadError::Invalid)?;
-        for _ in 0..buckets {
+        for _ in 0..header.spec.buckets {
             ring.push(read(src)?);
         }
         let v = WindowedCms {
             aggregate,
-            ring: ring.into_boxed_slice(),
-            span_ms,
-            head,
-            last_shift_ms,
+            ring: Ring::from_parts(header, ring)?,
         };
         if !v.sums_agree() {
             return Err(LoadError::Invalid);
@@ -436,11 +329,21 @@ impl WindowedCms {
 
     /// Whether the aggregate is the buckets' sum, totals and every counter.
     fn sums_agree(&self) -> bool {
-        let total: u128 = self.ring.iter().map(|b| u128::from(b.counter)).sum();
+        let total: u128 = self
+            .ring
+            .slots()
+            .iter()
+            .map(|b| u128::from(b.counter))
+            .sum();
         let cells = self.aggregate.cells.len() / self.cell_size().bytes();
         total == u128::from(self.aggregate.counter)
             && (0..cells).all(|c| {
-                let sum: u128 = self.ring.iter().map(|b| u128::from(b.load(c))).sum();
+                let sum: u128 = self
+                    .ring
+                    .slots()
+                    .iter()
+                    .map(|b| u128::from(b.load(c)))
+                    .sum();
                 sum == u128::from(self.aggregate.load(c))
             })
     }
@@ -466,10 +369,7 @@ impl std::fmt::Debug for WindowedCms {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WindowedCms")
             .field("aggregate", &self.aggregate)
-            .field("buckets", &self.buckets())
-            .field("span_ms", &self.span_ms)
-            .field("head", &self.head)
-            .field("last_shift_ms", &self.last_shift_ms)
+            .field("ring", &self.ring)
             .finish_non_exhaustive()
     }
 }

@@ -55,7 +55,7 @@ fn counts_expire_bucket_by_bucket() {
     // Applied, the same.
     assert_eq!(s.advance(T0 + 1000), 3);
     assert_eq!(query(&s, &["a"], T0 + 1000), [2]);
-    assert_eq!(s.last_shift_ms(), T0 + 1000);
+    assert_eq!(s.ring().last_shift_ms(), T0 + 1000);
 }
 
 #[test]
@@ -253,7 +253,7 @@ proptest! {
                 Op::Query(i, d) => {
                     let t = now + d;
                     let item = [b'a' + i];
-                    let due = s.due_shifts(t).min(buckets) as usize;
+                    let due = s.ring().due(t).min(buckets) as usize;
                     let mut read = 0;
                     s.query_batch(&[&item[..]], t, |v| read = v);
                     prop_assert!(read >= m.total(i, due));
