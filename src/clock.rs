@@ -26,11 +26,10 @@ pub trait Windowed {
 /// it on the first write) and replicates `tick key <now>` ahead of the
 /// write; elsewhere nothing.
 pub fn age_to_clock<T: Windowed>(ctx: &Ctx, tick: &CStr, name: &RStr, v: &mut T) {
-    if !ctx.owns_clock() {
-        return;
-    }
     let now = ctx.now_ms();
-    if v.needs_advance(now) {
+    // The clock first: who owns it is asked (the server's context flags,
+    // not free) only once a bucket's period, when a shift is due.
+    if v.needs_advance(now) && ctx.owns_clock() {
         v.advance(now);
         let ms = ctx.string(now.to_string().as_bytes());
         ctx.replicate(tick, name, &[ms.as_ptr()]);

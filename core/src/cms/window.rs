@@ -156,12 +156,11 @@ impl WindowedCms {
         i64::try_from(self.aggregate.counter.saturating_sub(gone)).unwrap_or(i64::MAX)
     }
 
-    /// MEMORY USAGE: the record, the aggregate and the buckets.
+    /// MEMORY USAGE: the record, the aggregate and the buckets, all of one
+    /// shape (O(1): INFO's accounting asks after every write).
     pub fn size_bytes(&self) -> u64 {
-        (self.ring.slots().iter())
-            .fold(WINDOW_RECORD_BYTES + self.aggregate.size_bytes(), |s, b| {
-                s.saturating_add(b.size_bytes())
-            })
+        let sketches = self.ring.buckets().saturating_add(1);
+        (self.aggregate.size_bytes().saturating_mul(sketches)).saturating_add(WINDOW_RECORD_BYTES)
     }
 
     #[inline]
