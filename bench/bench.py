@@ -31,6 +31,7 @@ default 1 / 0 on a machine with ≥ 2 CPUs; "" disables).
 """
 
 import argparse
+import csv
 import glob
 import os
 import shlex
@@ -248,9 +249,10 @@ def redis_benchmark(port, n, pipeline, rand, command, clients=4):
         "-r", str(rand), "--csv",
     ] + command
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    # "test","rps",... header, then one row per command.
+    # "test","rps",... header, then one row per command (quoted: the
+    # command's text may hold commas).
     row = [l for l in out.splitlines() if l.strip()][-1]
-    return float(row.split(",")[1].strip('"'))
+    return float(next(csv.reader([row]))[1])
 
 
 # ---------------------------------------------------------------------------
