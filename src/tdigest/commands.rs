@@ -26,7 +26,7 @@ use crate::ffi::{arg, CmdResult, Ctx, Key, RStr, ReplyError};
 // Writes
 
 pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    // WINDOW only where RedisBloom answers an error (docs/tdigest-window.md §3).
+    // WINDOW only where RedisBloom answers an error (docs/tdigest-window.md §4).
     let asks_window = create_asks_for_window(args);
     if asks_window {
         create_window_arity(args.len())?;
