@@ -37,5 +37,6 @@ pub const TYPES: &[&ModuleType] = &[
     &cms::WINDOW_TYPE,
     &topk::TYPE,
     &tdigest::TYPE,
+    &tdigest::WINDOW_TYPE,
     &apbf::TYPE,
 ];

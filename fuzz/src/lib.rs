@@ -27,6 +27,8 @@ mod topk;
 pub use topk::{topk_args, topk_model, topk_rdb};
 mod tdigest;
 pub use tdigest::{tdigest_args, tdigest_model, tdigest_rdb};
+mod tdigest_window;
+pub use tdigest_window::{tdigest_window_model, tdigest_window_rdb};
 mod apbf;
 pub use apbf::{apbf_args, apbf_rdb};
 mod valkey_bloom;
@@ -48,7 +50,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/src/bin/*.rs`).
-pub const TARGETS: [(&str, Target); 27] = [
+pub const TARGETS: [(&str, Target); 29] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -69,6 +71,8 @@ pub const TARGETS: [(&str, Target); 27] = [
     ("tdigest_rdb", tdigest_rdb),
     ("tdigest_args", tdigest_args),
     ("tdigest_model", tdigest_model),
+    ("tdigest_window_rdb", tdigest_window_rdb),
+    ("tdigest_window_model", tdigest_window_model),
     ("apbf_rdb", apbf_rdb),
     ("apbf_args", apbf_args),
     ("valkey_bloom_rdb", valkey_bloom_rdb),
@@ -213,6 +217,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.extend(cms_window::seeds());
     out.extend(topk::seeds());
     out.extend(tdigest::seeds());
+    out.extend(tdigest_window::seeds());
     out.extend(apbf::seeds());
     out.extend(valkey_bloom::seeds());
     out.extend(dump::seeds());

@@ -11,22 +11,37 @@
 
 use rsbloom_core::args::ArgError;
 use rsbloom_core::tdigest::args::{
-    create_arity, exact_arity, min_arity, parse_add, parse_cdf, parse_create, parse_merge,
-    parse_quantiles, parse_rank_values, parse_ranks, parse_trimmed_mean, ALLOC_FAILED,
-    DEST_ALLOC_FAILED, KEY_EXISTS, KEY_MISSING, OVERFLOW,
+    create_arity, create_asks_for_window, create_window_arity, exact_arity, min_arity, parse_add,
+    parse_cdf, parse_create, parse_create_window, parse_merge, parse_quantiles, parse_rank_values,
+    parse_ranks, parse_trimmed_mean, ALLOC_FAILED, DEST_ALLOC_FAILED, KEY_EXISTS, KEY_MISSING,
+    OVERFLOW,
 };
 use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest};
 
 use super::forks::{self, replicate_compressions};
+use super::window::{self, windowed};
 use crate::ffi::{arg, CmdResult, Ctx, Key, RStr, ReplyError};
 
 // ---------------------------------------------------------------------------
 // Writes
 
 pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    create_arity(args.len())?;
+    // WINDOW only where RedisBloom answers an error (docs/tdigest-window.md §4).
+    let asks_window = create_asks_for_window(args);
+    if asks_window {
+        create_window_arity(args.len())?;
+    } else {
+        create_arity(args.len())?;
+    }
     let mut key = ctx.open_key(arg(args, 1)?, true);
+    if windowed(&key).is_some() {
+        return Err(ReplyError::Text(KEY_EXISTS));
+    }
     key.get::<TDigest>().vacant(ReplyError::Text(KEY_EXISTS))?;
+    if asks_window {
+        let (compression, w) = parse_create_window(args)?;
+        return window::create(ctx, key, compression, w);
+    }
     let compression = parse_create(args)?;
     if let Some(size) = TDigest::new_size(compression as f64) {
         crate::config::check_key_size(ctx, size)?;
@@ -41,6 +56,9 @@ pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn reset(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args.len(), 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
+    if windowed(&key).is_some() {
+        return window::reset(ctx, key);
+    }
     key.get::<TDigest>()
         .or_missing(ReplyError::Text(KEY_MISSING))?
         .reset();
@@ -53,6 +71,10 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args.len(), 3)?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
+    if windowed(&key).is_some() {
+        let values = parse_add(args)?;
+        return window::add(ctx, name, key, &values);
+    }
     let td = key
         .get::<TDigest>()
         .or_missing(ReplyError::Text(KEY_MISSING))?;
@@ -92,6 +114,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args.len(), 4)?;
     let dest_name = arg(args, 1)?;
     let mut dest_key = ctx.open_key(dest_name, true);
+    if windowed(&dest_key).is_some() {
+        return Err(window::NO_MERGE);
+    }
     let dest: Option<*mut TDigest> = dest_key
         .get::<TDigest>()
         .optional()?
@@ -114,6 +139,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             dest.ok_or(ReplyError::Text(KEY_MISSING))?
         } else {
             let mut key = ctx.open_key(name, false);
+            if windowed(&key).is_some() {
+                return Err(window::NO_MERGE);
+            }
             let td: *mut TDigest = key
                 .get::<TDigest>()
                 .or_missing(ReplyError::Text(KEY_MISSING))?;
@@ -218,6 +246,12 @@ fn read<P>(
     arity.check(args.len())?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, false);
+    if let Some(w) = windowed(&key) {
+        let params = parse(args)?;
+        let mut v = window::view(ctx, w)?;
+        compute(&mut v, params, &mut Compressions::default());
+        return Ok(());
+    }
     let td = key
         .get::<TDigest>()
         .or_missing(ReplyError::Text(KEY_MISSING))?;
@@ -235,10 +269,13 @@ fn read<P>(
     Ok(())
 }
 
-/// MIN / MAX / INFO: no compression.
+/// MIN / MAX: no compression (a window's view is compressed already).
 fn inspect<R>(ctx: &Ctx, args: &[RStr], f: impl FnOnce(&TDigest) -> R) -> Result<R, ReplyError> {
     exact_arity(args.len(), 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
+    if let Some(w) = windowed(&key) {
+        return Ok(f(&*window::view(ctx, w)?));
+    }
     Ok(f(key
         .get::<TDigest>()
         .or_missing(ReplyError::Text(KEY_MISSING))?))
@@ -321,6 +358,12 @@ pub fn trimmed_mean(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 }
 
 pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    exact_arity(args.len(), 2)?;
+    let key = ctx.open_key(arg(args, 1)?, false);
+    if let Some(w) = windowed(&key) {
+        return window::info(ctx, w);
+    }
+    drop(key);
     let fields = inspect(ctx, args, |td| {
         [
             ("Compression", c_i64(td.compression())),

@@ -1,6 +1,7 @@
-//! `TDIS-TYPE`: how a T-Digest lives in the keyspace (docs/tdigest.md §7).
+//! `TDIS-TYPE` and `TDigw-rsb`: how a T-Digest lives in the keyspace
+//! (docs/tdigest.md §7; docs/tdigest-window.md §6).
 
-use rsbloom_core::tdigest::TDigest;
+use rsbloom_core::tdigest::{TDigest, WindowedTDigest};
 
 use crate::ffi::io::{AofWriter, IoSink};
 
@@ -41,6 +42,18 @@ data_type! {
         }
 
         /// `RESTORE key 0 <DUMP payload>`, as RedisBloom (§7.5).
+        fn aof_rewrite(&self, aof: &mut AofWriter) {
+            aof.restore_from_dump();
+        }
+    }
+}
+
+data_type! {
+    WindowedTDigest = rsbloom_core::tdigest::WINDOW_TYPE, bytes size_bytes;
+    blocks(td, f) => WindowedTDigest::for_each_block_mut(td, f);
+    {
+        /// `RESTORE key 0 <DUMP payload>`: the value is at most 256 MiB of
+        /// nodes (docs/tdigest-window.md §6), within the bulk limit.
         fn aof_rewrite(&self, aof: &mut AofWriter) {
             aof.restore_from_dump();
         }

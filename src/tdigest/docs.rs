@@ -17,7 +17,22 @@ const COMPRESSION: Arg = block(
 .optional();
 
 const KEY_VALUES: &[Arg] = &[KEY, double(c"value").multiple()];
-const CREATE: &[Arg] = &[KEY, COMPRESSION];
+/// rsbloom's window options (docs/tdigest-window.md §3).
+const WINDOW: Arg = block(
+    c"window_block",
+    &[pure_token(c"window_token", c"WINDOW"), integer(c"window")],
+)
+.optional();
+const BUCKETS: Arg = block(
+    c"buckets_block",
+    &[
+        pure_token(c"buckets_token", c"BUCKETS"),
+        integer(c"buckets"),
+    ],
+)
+.optional();
+const CREATE: &[Arg] = &[KEY, COMPRESSION, WINDOW, BUCKETS];
+const TICK: &[Arg] = &[KEY, integer(c"unix-time-milliseconds")];
 const MERGE: &[Arg] = &[
     key(c"destination-key", 0),
     integer(c"numkeys"),
@@ -68,6 +83,9 @@ pub static DOCS: &[Doc] = &[
     doc(c"TDIGEST.REVRANK",       -3, Ro, V, NO_TIPS,
         c"Returns, for each input value (floating-point), the estimated reverse rank of the value (the number of observations in the sketch that are larger than the value + half the number of observations that are equal to the value)",
         O_N_VALUES, KEY_VALUES),
+    doc(c"TDIGEST.TICK",          3,  Rw, c"0.1.0", NO_TIPS,
+        c"Ages a windowed t-digest to the given time (how the master's clock reaches replicas)",
+        c"O(N) where N is the number of centroids of the live buckets", TICK),
     doc(c"TDIGEST.TRIMMED_MEAN",  4,  Ro, V, NO_TIPS,
         c"Returns an estimation of the mean value from the sketch, excluding observation values outside the low and high cutoff quantiles",
         c"O(N) where N is the number of centroids", TRIMMED_MEAN),

@@ -4,15 +4,21 @@ mod commands;
 mod datatype;
 mod docs;
 mod forks;
+mod window;
 
 use crate::family::Family;
 use crate::ffi::command::CommandSpec;
 
+/// Plain digests, and windowed ones beside them (`TDigw-rsb`, served by
+/// the same commands).
 pub static FAMILY: Family =
     Family::of::<rsbloom_core::tdigest::TDigest>(c"tdigest", COMMANDS, docs::DOCS)
-        .with_fork_handler(forks::compress_pending);
+        .with_fork_handler(forks::compress_pending)
+        .with_second_type::<rsbloom_core::tdigest::WindowedTDigest>("tdigest_window");
 
 /// Flags and ACL categories exactly as docs/tdigest.md §3 lists them.
+/// TDIGEST.TICK (rsbloom's) carries the master's clock to a window's
+/// replicas.
 static COMMANDS: &[CommandSpec] = commands!("tdigest";
     "tdigest.create" => commands::create, write "deny-oom", acl fast;
     "tdigest.reset" => commands::reset, write "deny-oom", acl fast;
@@ -28,4 +34,6 @@ static COMMANDS: &[CommandSpec] = commands!("tdigest";
     "tdigest.byrevrank" => commands::byrevrank, readonly, acl fast;
     "tdigest.trimmed_mean" => commands::trimmed_mean, readonly;
     "tdigest.info" => commands::info, readonly, acl fast;
+    // rsbloom's: outside @tdigest, which holds RedisBloom's commands (issue 39).
+    "tdigest.tick" => window::tick, write, acl fast, category "";
 );

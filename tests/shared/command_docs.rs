@@ -563,7 +563,10 @@ const TD_ROWS: &[Row] = &[
           complexity: O_N_VALUES, args: TD_KEY_VALUES },
     Row { name: "tdigest.create", arity: -2, flags: "write denyoom", key: "RW", since: "2.4.0", tips: "",
           summary: "Allocates memory and initializes a new t-digest sketch", complexity: "O(1)",
-          args: "key:key compression_block:block{optional}(compression_token:pure-token[COMPRESSION] compression:integer)" },
+          // WINDOW and BUCKETS: rsbloom's (docs/tdigest-window.md §4).
+          args: "key:key compression_block:block{optional}(compression_token:pure-token[COMPRESSION] compression:integer) \
+                 window_block:block{optional}(window_token:pure-token[WINDOW] window:integer) \
+                 buckets_block:block{optional}(buckets_token:pure-token[BUCKETS] buckets:integer)" },
     Row { name: "tdigest.info", arity: 2, flags: "readonly", key: "RO", since: "2.4.0", tips: "dont_cache",
           summary: "Returns information and statistics about a t-digest sketch", complexity: "O(1)", args: "key:key" },
     Row { name: "tdigest.max", arity: 2, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
@@ -594,6 +597,11 @@ const TD_ROWS: &[Row] = &[
                     of observations in the sketch that are larger than the value + half the number of observations that \
                     are equal to the value)",
           complexity: O_N_VALUES, args: TD_KEY_VALUES },
+    // rsbloom's (docs/tdigest-window.md §4).
+    Row { name: "tdigest.tick", arity: 3, flags: "write", key: "RW", since: "0.1.0", tips: "",
+          summary: "Ages a windowed t-digest to the given time (how the master's clock reaches replicas)",
+          complexity: "O(N) where N is the number of centroids of the live buckets",
+          args: "key:key unix-time-milliseconds:integer" },
     Row { name: "tdigest.trimmed_mean", arity: 4, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
           summary: "Returns an estimation of the mean value from the sketch, excluding observation values outside the \
                     low and high cutoff quantiles",
@@ -605,7 +613,10 @@ const TD_ROWS: &[Row] = &[
 fn tdigest_command_info_and_docs() {
     assert_eq!(
         TD_COMPRESSION,
-        TD_ROWS[4].args.trim_start_matches("key:key ")
+        squash(TD_ROWS[4].args.trim_start_matches("key:key "))
+            .split(" window_block")
+            .next()
+            .unwrap()
     );
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);

@@ -1538,6 +1538,64 @@ fn corrupt_tdigest_payloads_are_refused_or_work() {
     }
 }
 
+/// Windowed digests (docs/tdigest-window.md §6), mutated as plain ones
+/// are: refused, or a window that answers every read, takes adds and
+/// restores from its own dump to the same bytes.
+#[test]
+fn corrupt_windowed_tdigest_payloads_are_refused_or_work() {
+    for flavor in flavors() {
+        let s = Server::builder(flavor, Module::Rsbloom).start();
+        let mut c = s.conn();
+        let mut sources = Vec::new();
+        for setup in [
+            "TDIGEST.CREATE g COMPRESSION 1 WINDOW 1000 BUCKETS 1",
+            "TDIGEST.CREATE g COMPRESSION 5 WINDOW 60000 BUCKETS 3",
+            "TDIGEST.CREATE g WINDOW 3600000",
+        ] {
+            assert_eq!(line(&mut c, setup), ok());
+            let values: Vec<String> = (0..90).map(|i| ((i * 37) % 41).to_string()).collect();
+            assert_eq!(
+                line(&mut c, &format!("TDIGEST.ADD g {}", values.join(" "))),
+                ok()
+            );
+            sources.push(c.cmd(&["DUMP", "g"]).as_bytes().to_vec());
+            assert_eq!(c.cmd(&["DEL", "g"]), int(1));
+        }
+        assert_eq!(c.cmd(&["SET", "str", "bystander"]), ok());
+        let bystanders = dumps(&mut c, &["str"]);
+        let mut rng = SmallRng::seed_from_u64(0x7d16_e571 + flavor as u64);
+        let mut payloads = Vec::new();
+        for src in &sources {
+            payloads.push(src.clone());
+            payloads.extend((0..80).map(|_| mutate_tdigest(&mut rng, src)));
+        }
+        let tally = restore_each(&mut c, flavor, &payloads, &bystanders, |c, _| {
+            for cmd in [
+                "TDIGEST.QUANTILE victim 0 0.5 1",
+                "TDIGEST.CDF victim 0 1 1e300",
+                "TDIGEST.RANK victim 0 1",
+                "TDIGEST.BYREVRANK victim 0 1 5",
+                "TDIGEST.TRIMMED_MEAN victim 0.1 0.9",
+                "TDIGEST.MIN victim",
+                "TDIGEST.INFO victim",
+                "TDIGEST.ADD victim 1 2 3",
+            ] {
+                let r = line(c, cmd);
+                if r.is_error() {
+                    return Err(format!("{cmd}: {r:?}"));
+                }
+            }
+            td_dump_restores(c).map(|()| "restored".into())
+        });
+        eprintln!(
+            "{flavor:?}: {} windowed payloads: {tally:#?}",
+            payloads.len()
+        );
+        assert!(tallied(&tally, "restored") >= 3, "{tally:?}");
+        assert!(tallied(&tally, "ERR Bad data format") >= 100, "{tally:?}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Counters that disagree with the contents (issue 30): refused by RESTORE
 // (the RDB loader) and, where the header carries them, by LOADCHUNK.

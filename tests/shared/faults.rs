@@ -33,11 +33,12 @@ enum Family {
     Cmsw,
     Topk,
     Tdigest,
+    Tdigestw,
     Apbf,
 }
 
-/// Write `i` goes to `FAMILIES[i % 8]`, as that family's write `i / 8`.
-const FAMILIES: [Family; 8] = [
+/// Write `i` goes to `FAMILIES[i % 9]`, as that family's write `i / 9`.
+const FAMILIES: [Family; 9] = [
     Family::Bloom,
     Family::ValkeyBloom,
     Family::Cuckoo,
@@ -45,6 +46,7 @@ const FAMILIES: [Family; 8] = [
     Family::Cmsw,
     Family::Topk,
     Family::Tdigest,
+    Family::Tdigestw,
     Family::Apbf,
 ];
 
@@ -103,6 +105,7 @@ impl Family {
             Family::Cmsw => "cmsw",
             Family::Topk => "topk",
             Family::Tdigest => "tdigest",
+            Family::Tdigestw => "tdigestw",
             Family::Apbf => "apbf",
         }
     }
@@ -116,6 +119,7 @@ impl Family {
             Family::Cmsw => "cmw",
             Family::Topk => "topk",
             Family::Tdigest => "td",
+            Family::Tdigestw => "tdw",
             Family::Apbf => "ap",
         }
     }
@@ -148,6 +152,8 @@ impl Family {
             ])],
             Family::Topk => vec![args(&["TOPK.RESERVE", k, "10", "64", "4", "0.9"])],
             Family::Tdigest => vec![args(&["TDIGEST.CREATE", k, "COMPRESSION", "100"])],
+            // A day: nothing leaves the window during the test.
+            Family::Tdigestw => vec![args(&["TDIGEST.CREATE", k, "WINDOW", "86400000"])],
             // A count window remembers its last `capacity` items: all of them.
             Family::Apbf => {
                 let window = (plan.cap() / FAMILIES.len() + 1).to_string();
@@ -173,7 +179,7 @@ impl Family {
                 let item = if j.is_multiple_of(3) { j % 1000 } else { j % 9 };
                 args(&["TOPK.ADD", k, &format!("t{item}")])
             }
-            Family::Tdigest => args(&["TDIGEST.ADD", k, &j.to_string()]),
+            Family::Tdigest | Family::Tdigestw => args(&["TDIGEST.ADD", k, &j.to_string()]),
             Family::Apbf => args(&["APBF.ADD", k, &format!("a{j}")]),
         }
     }
@@ -254,7 +260,7 @@ impl Family {
                     )
                 })
             }
-            Family::Tdigest => {
+            Family::Tdigest | Family::Tdigestw => {
                 let observations = flat_field(c, "TDIGEST.INFO", k, "Observations");
                 let max = c.cmd(&["TDIGEST.MAX", k]);
                 let max: f64 = String::from_utf8_lossy(max.as_bytes())

@@ -52,7 +52,8 @@ const MIGRATED: u16 = 2048;
 /// Writes before the migration starts, and after it completed.
 const WRITES_AROUND: usize = 300;
 
-/// The five families, and valkey-bloom's Bloom filters (`bloomfltr`).
+/// The five families, valkey-bloom's Bloom filters (`bloomfltr`) and
+/// windowed digests (`TDigw-rsb`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Bloom,
@@ -61,16 +62,18 @@ enum Kind {
     Topk,
     Tdigest,
     ValkeyBloom,
+    TdigestWindow,
 }
 
 impl Kind {
-    const ALL: [Kind; 6] = [
+    const ALL: [Kind; 7] = [
         Kind::Bloom,
         Kind::Cuckoo,
         Kind::Cms,
         Kind::Topk,
         Kind::Tdigest,
         Kind::ValkeyBloom,
+        Kind::TdigestWindow,
     ];
 
     /// The `INFO bf` fields of its live values and their bytes:
@@ -83,6 +86,7 @@ impl Kind {
             Kind::Cms => "cms",
             Kind::Topk => "topk",
             Kind::Tdigest => "tdigest",
+            Kind::TdigestWindow => "tdigest_window",
             Kind::ValkeyBloom => {
                 return (
                     "bf_bloom_num_objects".into(),
@@ -217,6 +221,29 @@ fn small(tags: &[String]) -> Vec<Filter> {
         ];
         let fill = vec![with(sargs(&["TDIGEST.ADD", &td]), values(i, 40))];
         out.push(Filter::new(Kind::Tdigest, td, td_create[v], fill));
+        // Windows whose clock starts at a fixed time, with buckets of
+        // years: a replay of the writes anywhere, any time this decade,
+        // makes the same value (as the type's tour).
+        let tdw = k("tdw");
+        const TEN_YEARS: &str = "315360000000";
+        let tdw_create: [&[&str]; 3] = [
+            &["TDIGEST.CREATE", "WINDOW", TEN_YEARS, "BUCKETS", "2"],
+            &[
+                "TDIGEST.CREATE",
+                "COMPRESSION",
+                "20",
+                "WINDOW",
+                TEN_YEARS,
+                "BUCKETS",
+                "2",
+            ],
+            &["TDIGEST.CREATE", "WINDOW", TEN_YEARS, "BUCKETS", "1"],
+        ];
+        let fill = vec![
+            sargs(&["TDIGEST.TICK", &tdw, "1700000000000"]),
+            with(sargs(&["TDIGEST.ADD", &tdw]), values(i, 40)),
+        ];
+        out.push(Filter::new(Kind::TdigestWindow, tdw, tdw_create[v], fill));
     }
     out
 }
@@ -405,7 +432,9 @@ fn draw(rng: &mut SmallRng, f: &Filter, n: usize, compact_key: &str, deleted: &m
         (Kind::Topk, 0) => with(sargs(&["TOPK.ADD", k]), vec![fresh()]),
         (Kind::Topk, 1) => with(sargs(&["TOPK.INCRBY", k]), vec![old(rng), b"3".to_vec()]),
         (Kind::Topk, _) => with(sargs(&["TOPK.ADD", k]), vec![old(rng), fresh()]),
-        (Kind::Tdigest, _) => with(sargs(&["TDIGEST.ADD", k]), values(n, rng.gen_range(1..4))),
+        (Kind::Tdigest | Kind::TdigestWindow, _) => {
+            with(sargs(&["TDIGEST.ADD", k]), values(n, rng.gen_range(1..4)))
+        }
     }
 }
 

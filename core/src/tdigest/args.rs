@@ -3,6 +3,7 @@
 //! sees the whole argument vector (`argv[0]` the command, `argv[1]` the key).
 
 use crate::args::{parse_f64, parse_i64, ArgError};
+use crate::window::{asks_for_window, Taken, WindowErrors, WindowOptions, WindowSpec};
 
 pub const KEY_MISSING: &str = "ERR T-Digest: key does not exist";
 pub const KEY_EXISTS: &str = "ERR T-Digest: key already exists";
@@ -68,6 +69,72 @@ pub fn parse_create<A: AsRef<[u8]>>(argv: &[A]) -> Result<i64, ArgError> {
         }
         _ => Ok(crate::tdigest::DEFAULT_COMPRESSION),
     }
+}
+
+const WINDOW_ERRORS: WindowErrors = WindowErrors {
+    window: ArgError::Reply(
+        "ERR T-Digest: WINDOW must be an integer number of milliseconds in [1, 315360000000]",
+    ),
+    buckets: ArgError::Reply("ERR T-Digest: BUCKETS must be an integer in [1, 1024]"),
+    below: ArgError::Reply("ERR T-Digest: WINDOW must be at least BUCKETS milliseconds"),
+};
+const DUPLICATE: ArgError = ArgError::Reply("ERR T-Digest: duplicate argument");
+const BAD_TIMESTAMP: ArgError = ArgError::Reply("ERR T-Digest: invalid timestamp");
+
+/// Whether TDIGEST.CREATE asks for a window: `WINDOW` (any case) where an
+/// option's token stands. RedisBloom answers every such call with an
+/// error (`wrong keyword`, the compression's parse error, or an arity
+/// error), so windows change no reply it gives (docs/tdigest-window.md §4).
+pub fn create_asks_for_window<A: AsRef<[u8]>>(argv: &[A]) -> bool {
+    asks_for_window(argv.get(2..).unwrap_or_default())
+}
+
+/// TDIGEST.CREATE with WINDOW: the key, then token/value pairs.
+pub fn create_window_arity(argc: usize) -> Result<(), ArgError> {
+    if argc >= 4 && argc.is_multiple_of(2) {
+        Ok(())
+    } else {
+        Err(ArgError::WrongArity)
+    }
+}
+
+/// TDIGEST.CREATE's options with WINDOW, after the key check: `COMPRESSION`,
+/// `WINDOW`, `BUCKETS` in any order, each at most once, each value checked
+/// as it comes, then the window against the buckets.
+pub fn parse_create_window<A: AsRef<[u8]>>(argv: &[A]) -> Result<(i64, WindowSpec), ArgError> {
+    create_window_arity(argv.len())?;
+    let (pairs, _) = argv.get(2..).unwrap_or_default().as_chunks::<2>();
+    let mut compression = None;
+    let mut window = WindowOptions::default();
+    for [token, value] in pairs {
+        let taken = if is_word(token, "COMPRESSION") {
+            match compression.replace(compression_value(value.as_ref())?) {
+                Some(_) => Taken::Again,
+                None => Taken::Yes,
+            }
+        } else {
+            window.take(token.as_ref(), value.as_ref(), &WINDOW_ERRORS)?
+        };
+        match taken {
+            Taken::Yes => {}
+            Taken::Again => return Err(DUPLICATE),
+            Taken::No => return Err(ArgError::Reply(WRONG_KEYWORD)),
+        }
+    }
+    // WINDOW is among the tokens.
+    let w = window.finish(&WINDOW_ERRORS)?.ok_or(ArgError::WrongArity)?;
+    Ok((
+        compression.unwrap_or(crate::tdigest::DEFAULT_COMPRESSION),
+        w,
+    ))
+}
+
+/// TDIGEST.TICK's time: Unix milliseconds, ≥ 1.
+pub fn parse_timestamp(arg: &[u8]) -> Result<u64, ArgError> {
+    parse_i64(arg)
+        .filter(|&v| v >= 1)
+        .map(|v| v as u64)
+        .ok_or(BAD_TIMESTAMP)
 }
 
 /// Arguments up to this many are parsed on the stack.

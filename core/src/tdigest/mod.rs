@@ -11,12 +11,14 @@ mod nodes;
 mod query;
 mod rdb;
 mod sort;
+pub mod window;
 
 #[cfg(test)]
 mod tests;
 
 pub use query::{Compressions, Emit};
 pub use rdb::{LoadError, ENCODING_VERSION};
+pub use window::{WindowError, WindowedTDigest, WINDOW_TYPE};
 
 /// The data type (`TYPE` reply, RDB module id).
 pub const TYPE: crate::ModuleType = crate::ModuleType {
@@ -188,7 +190,7 @@ impl TDigest {
             nodes: self.nodes.try_clone()?,
             ..*self
         };
-        count_pending(false, copy.pending_merge());
+        copy.count(false, copy.pending_merge());
         Ok(copy)
     }
 
@@ -196,8 +198,39 @@ impl TDigest {
     fn counted<R>(&mut self, change: impl FnOnce(&mut TDigest) -> R) -> R {
         let was = self.pending_merge();
         let r = change(self);
-        count_pending(was, self.pending_merge());
+        self.count(was, self.pending_merge());
         r
+    }
+
+    /// [`count_pending`] for a digest that counts (not a window's).
+    fn count(&self, was: bool, is: bool) {
+        if self.nodes.counted {
+            count_pending(was, is);
+        }
+    }
+
+    /// An empty digest that never counts in [`pending_merges`]: a window's
+    /// bucket or a scratch digest, which the fork handler leaves alone (a
+    /// window saves its unmerged nodes).
+    pub(crate) fn uncounted(compression: f64) -> Result<TDigest, AllocError> {
+        let mut td = TDigest::new(compression)?;
+        td.nodes.counted = false;
+        Ok(td)
+    }
+
+    /// Adds every node of `src` in use, merged then unmerged, with its
+    /// weight (zero-weight ones skipped), as observations do (a full digest
+    /// compresses, or frees a slot); `src` is not changed. Min and max take
+    /// the nodes' values: callers set the exact extrema after.
+    pub(crate) fn absorb(&mut self, src: &TDigest) -> Result<(), Overflow> {
+        self.counted(|td| {
+            let n = src.used();
+            let nodes = src.nodes.means().iter().zip(src.nodes.weights()).take(n);
+            for (&m, &w) in nodes.filter(|(_, &w)| w != 0) {
+                td.add_node(m, w, true)?;
+            }
+            Ok(())
+        })
     }
 
     /// Whether a compression would merge nodes: unmerged nodes and a total
@@ -508,7 +541,7 @@ impl TDigest {
 
 impl Drop for TDigest {
     fn drop(&mut self) {
-        count_pending(self.pending_merge(), false);
+        self.count(self.pending_merge(), false);
     }
 }
 

@@ -43,6 +43,10 @@ pub(super) struct Nodes {
     means: Array<f64>,
     weights: Array<i64>,
     len: u32,
+    /// Whether the digest counts in `pending_merges` (every digest but a
+    /// window's buckets and scratch digests); here, in the padding after
+    /// `len`, so the digest record stays 80 bytes.
+    pub(super) counted: bool,
 }
 
 // SAFETY: Nodes owns its arrays exclusively (like two Box<[T]>).
@@ -67,11 +71,13 @@ impl Nodes {
             means,
             weights,
             len,
+            counted: true,
         })
     }
 
     pub(super) fn try_clone(&self) -> Result<Nodes, AllocError> {
         let mut copy = Nodes::zeroed(self.len)?;
+        copy.counted = self.counted;
         copy.means_mut().copy_from_slice(self.means());
         copy.weights_mut().copy_from_slice(self.weights());
         Ok(copy)

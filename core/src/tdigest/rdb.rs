@@ -1,6 +1,6 @@
 //! T-Digest RDB value (`TDIS-TYPE`, encoding 0; docs/tdigest.md §7.1–§7.2).
 
-use super::{capacity_for, count_pending, TDigest, TWO_POW_63};
+use super::{capacity_for, TDigest, TWO_POW_63};
 use crate::rdb::{RdbSink, RdbSource, ReadError};
 
 /// The only encoding version that ever existed.
@@ -104,7 +104,7 @@ impl TDigest {
         td.merged_weight = h.merged_weight;
         td.unmerged_weight = h.unmerged_weight;
         td.restore_single_observation();
-        count_pending(false, td.pending_merge());
+        td.count(false, td.pending_merge());
         Ok(td)
     }
 
@@ -224,4 +224,98 @@ fn check_weights<'a>(
 /// more, within i64 (adds stop short of it, §4.3 step 3).
 pub(super) fn centroid_weight_limit(merged_weight: i64) -> i64 {
     merged_weight.saturating_add(merged_weight >> 20)
+}
+
+/// A window's bucket (docs/tdigest-window.md §6): every node in use is
+/// saved, the unmerged ones included, so that a bucket loads back to the
+/// very state it had, on a replica and after a restart alike (a plain
+/// digest's layout has no room for them, hence its compressions on save).
+impl TDigest {
+    /// min, max, merged nodes, total compressions, merged weight, the
+    /// centroids' means then weights, the unmerged count, their values.
+    pub(super) fn save_bucket<S: RdbSink>(&self, sink: &mut S) {
+        let merged = self.centroids_in_use();
+        sink.write_double(self.min);
+        sink.write_double(self.max);
+        sink.write_unsigned(merged as u64);
+        sink.write_unsigned(self.total_compressions as u64);
+        sink.write_unsigned(self.merged_weight as u64);
+        for m in self.nodes.means().iter().take(merged) {
+            sink.write_double(*m);
+        }
+        for w in self.nodes.weights().iter().take(merged) {
+            sink.write_unsigned(*w as u64);
+        }
+        let unmerged = self.used().saturating_sub(merged);
+        sink.write_unsigned(unmerged as u64);
+        for m in self.nodes.means().iter().skip(merged).take(unmerged) {
+            sink.write_double(*m);
+        }
+    }
+
+    /// Reads a bucket of `compression`, refusing what TDIGEST.ADD cannot
+    /// build: more nodes than slots, centroids of zero weight or weighing
+    /// more than the merged weight, a merged weight of 1 (a compression
+    /// merges only more), unmerged values that are not finite or lie
+    /// outside min..max, extrema that are not the empty digest's yet no
+    /// node, a total of 2^53 or more.
+    pub(super) fn load_bucket<S: RdbSource>(
+        src: &mut S,
+        compression: f64,
+    ) -> Result<TDigest, LoadError> {
+        let mut td = TDigest::uncounted(compression).map_err(|_| LoadError::OutOfMemory)?;
+        let cap = td.nodes.len() as u64;
+        let (min, max) = (src.read_double()?, src.read_double()?);
+        let merged = src.read_unsigned()?;
+        let compressions = i64::try_from(src.read_unsigned()?).map_err(|_| LoadError::Invalid)?;
+        let merged_weight = src.read_unsigned()?;
+        if merged > cap || merged_weight >= 1 << 53 || (merged == 0) != (merged_weight == 0) {
+            return Err(LoadError::Invalid);
+        }
+        let n = merged as usize;
+        for m in td.nodes.means_mut().iter_mut().take(n) {
+            *m = src.read_double()?;
+        }
+        let mut sum = 0u64;
+        for w in td.nodes.weights_mut().iter_mut().take(n) {
+            let v = src.read_unsigned()?;
+            sum = sum.saturating_add(v);
+            *w = i64::try_from(v).map_err(|_| LoadError::Invalid)?;
+            if v == 0 {
+                return Err(LoadError::Invalid);
+            }
+        }
+        let unmerged = src.read_unsigned()?;
+        if sum != merged_weight || merged_weight == 1 || unmerged > cap - merged {
+            return Err(LoadError::Invalid);
+        }
+        let u = unmerged as usize;
+        let (means, weights) = td.nodes.both_mut();
+        let slots = means.iter_mut().zip(weights.iter_mut()).skip(n).take(u);
+        for (m, w) in slots {
+            *m = src.read_double()?;
+            *w = 1;
+            if !m.is_finite() || *m < min || *m > max {
+                return Err(LoadError::Invalid);
+            }
+        }
+        let empty = merged == 0 && unmerged == 0;
+        let sentinels = min == f64::MAX && max == -f64::MAX;
+        let extrema = if empty {
+            sentinels
+        } else {
+            min <= max && min.is_finite() && max.is_finite()
+        };
+        if !extrema || merged_weight + unmerged >= 1 << 53 {
+            return Err(LoadError::Invalid);
+        }
+        td.min = min;
+        td.max = max;
+        td.merged_nodes = merged as i32;
+        td.unmerged_nodes = unmerged as i32;
+        td.total_compressions = compressions;
+        td.merged_weight = merged_weight as i64;
+        td.unmerged_weight = unmerged as i64;
+        Ok(td)
+    }
 }

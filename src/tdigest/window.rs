@@ -1,0 +1,133 @@
+//! TDIGEST.* on windowed digests (`TDigw-rsb`, docs/tdigest-window.md):
+//! the same commands as the plain digest, each write first aged to the
+//! master's clock (`crate::clock`), each read answered from the live
+//! buckets merged as of the reader's clock. Reads never change the value,
+//! so they replicate nothing.
+
+use rsbloom_core::tdigest::args::{parse_timestamp, ALLOC_FAILED, KEY_MISSING, OVERFLOW};
+use rsbloom_core::tdigest::window::View;
+use rsbloom_core::tdigest::{c_i64, WindowError, WindowedTDigest};
+use rsbloom_core::window::WindowSpec;
+
+use crate::clock::{age_to_clock, window_info, Windowed, WINDOW_INFO_FIELDS};
+use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
+
+const TOO_LARGE: ReplyError =
+    ReplyError::Text("ERR T-Digest: a windowed digest holds at most 268435456 bytes of nodes");
+const FUTURE: ReplyError =
+    ReplyError::Text("ERR T-Digest: timestamp is more than 60 s past the server's clock");
+/// TDIGEST.MERGE builds a plain digest from whole digests: a window's
+/// buckets have no counterpart in it (docs/tdigest-window.md §5).
+pub const NO_MERGE: ReplyError =
+    ReplyError::Text("ERR T-Digest: MERGE does not support windowed digests");
+const TICK: &std::ffi::CStr = c"TDIGEST.TICK";
+
+impl Windowed for WindowedTDigest {
+    fn needs_advance(&self, now_ms: u64) -> bool {
+        WindowedTDigest::needs_advance(self, now_ms)
+    }
+
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        WindowedTDigest::advance(self, now_ms)
+    }
+}
+
+/// The windowed digest the key holds, if it holds one.
+pub fn windowed<'k>(key: &'k Key) -> Option<&'k WindowedTDigest> {
+    match key.get_shared::<WindowedTDigest>() {
+        Lookup::Found(w) => Some(w),
+        _ => None,
+    }
+}
+
+/// The end of TDIGEST.CREATE with WINDOW: the key is vacant and the
+/// options checked; the size limits, then the allocation.
+pub fn create(ctx: &Ctx, mut key: Key, compression: i64, w: WindowSpec) -> CmdResult {
+    let size = WindowedTDigest::new_size(compression, w).map_err(window_error)?;
+    crate::config::check_key_size(ctx, size)?;
+    let td = WindowedTDigest::new(compression, w).map_err(window_error)?;
+    key.set(Box::new(td));
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+fn window_error(e: WindowError) -> ReplyError {
+    match e {
+        WindowError::TooLarge => TOO_LARGE,
+        // The parser checks the window and the compression first.
+        WindowError::Alloc | WindowError::Window => ReplyError::Text(ALLOC_FAILED),
+    }
+}
+
+/// TDIGEST.ADD on a window: values checked, the digest aged to the
+/// master's clock (its tick replicated first), then the values.
+pub fn add(ctx: &Ctx, name: &RStr, mut key: Key, values: &[f64]) -> CmdResult {
+    let td = key
+        .get::<WindowedTDigest>()
+        .or_missing(ReplyError::Text(KEY_MISSING))?;
+    age_to_clock(ctx, TICK, name, td);
+    td.add_values(values)
+        .map_err(|_| ReplyError::Text(OVERFLOW))?;
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+/// TDIGEST.RESET on a window: every bucket emptied, window and clock kept.
+pub fn reset(ctx: &Ctx, mut key: Key) -> CmdResult {
+    key.get::<WindowedTDigest>()
+        .or_missing(ReplyError::Text(KEY_MISSING))?
+        .reset();
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+/// The digest a read answers from: the window as of the reader's clock.
+pub fn view(ctx: &Ctx, td: &WindowedTDigest) -> Result<View, ReplyError> {
+    td.view(ctx.now_ms())
+        .map_err(|_| ReplyError::Text(ALLOC_FAILED))
+}
+
+/// TDIGEST.INFO on a window: the plain digest's fields over the window
+/// (the merged digest reads answer from; memory usage the key's), then
+/// the window's.
+pub fn info(ctx: &Ctx, td: &WindowedTDigest) -> CmdResult {
+    let v = view(ctx, td)?;
+    let plain = [
+        ("Compression", c_i64(td.compression())),
+        ("Capacity", i64::from(v.capacity())),
+        ("Merged nodes", i64::from(v.merged_nodes())),
+        ("Unmerged nodes", i64::from(v.unmerged_nodes())),
+        ("Merged weight", v.merged_weight()),
+        ("Unmerged weight", v.unmerged_weight()),
+        ("Observations", v.size()),
+        ("Total compressions", v.total_compressions()),
+        (
+            "Memory usage",
+            i64::try_from(td.size_bytes()).unwrap_or(i64::MAX),
+        ),
+    ];
+    let fields = plain.into_iter().chain(window_info(td.ring()));
+    ctx.reply_map(plain.len() + WINDOW_INFO_FIELDS);
+    for (name, value) in fields {
+        ctx.reply_simple(name);
+        ctx.reply_int(value);
+    }
+    Ok(())
+}
+
+/// TDIGEST.TICK key unix-ms: ages a windowed digest to that time; the
+/// shifts due (`clock::tick`: at most 60 s past the master's clock).
+pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let [_, name, ms] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let mut key = ctx.open_key(name, true);
+    let td = key
+        .get::<WindowedTDigest>()
+        .or_missing(ReplyError::Text(KEY_MISSING))?;
+    let ms = parse_timestamp(ms.as_ref())?;
+    crate::clock::tick(ctx, td, ms, FUTURE)
+}
