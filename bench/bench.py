@@ -760,13 +760,27 @@ def apbf_workloads():
     return groups
 
 
+def server_cpu_seconds(s):
+    """The server's CPU time so far, to the nanosecond where the kernel
+    tells it (/proc/<pid>/task/*/schedstat; /proc/<pid>/stat counts ticks
+    of 10 ms, too coarse for a row of a few hundred ms)."""
+    try:
+        tasks = glob.glob("/proc/%d/task/*/schedstat" % s.proc.pid)
+        return sum(int(open(t).read().split()[0]) for t in tasks) / 1e9
+    except (OSError, ValueError, IndexError):
+        return s.cpu_seconds()
+
+
 def apbf_main(rounds, quick, windows):
     rs_mod = os.environ.get("RSBLOOM_MODULE", os.path.join(ROOT, "target/release/librsbloom.so"))
     n = 50_000 if quick else 300_000
     for window in windows:
         workdir = tempfile.mkdtemp(prefix="rsbloom-bench-apbf-")
         s = Server("rsbloom", rs_mod, workdir)
-        results = {}
+        # items/s, and the server's CPU µs per item: on a shared machine the
+        # client and other processes bound the rate, the server's CPU time
+        # per item is what the module costs (a quiet machine's bound).
+        results, cpu = {}, {}
         try:
             s.start()
             t0 = time.perf_counter()
@@ -780,11 +794,13 @@ def apbf_main(rounds, quick, windows):
                     reqs = n if scale == 1 else n // 60
                     pipe = 64 if scale == 1 else 4
                     for name, cmds in rows:
+                        before = server_cpu_seconds(s)
                         try:
                             rates = [redis_benchmark(s.port, reqs, pipe, 1_000_000_000, c) for c in cmds]
                         except subprocess.CalledProcessError as e:
                             sys.exit("%s: %s%s" % (name, e.stdout, e.stderr))
                         results.setdefault(name, []).append(scale / sum(1 / r for r in rates))
+                        cpu.setdefault(name, []).append((server_cpu_seconds(s) - before) * 1e6 / (reqs * scale))
         finally:
             s.stop()
             shutil.rmtree(workdir, ignore_errors=True)
@@ -792,15 +808,27 @@ def apbf_main(rounds, quick, windows):
               "at 1%%; rotated pair: 2 x %d items at 0.5%%; %d rounds, medians (ratios: medians of "
               "per-round ratios, APBF items/s over the row's)" % (window, size, fill_s, same, window, rounds))
         print()
-        print("| workload | items/s | APBF / row | APBF time window / row |")
-        print("|---|---:|---:|---:|")
+        print("| workload | items/s | APBF / row | APBF time window / row "
+              "| server CPU µs/item | APBF / row, by server CPU |")
+        print("|---|---:|---:|---:|---:|---:|")
+        per_round = []
         for _, _, rows in apbf_workloads():
-            ap, apt = results[rows[0][0]], results[rows[1][0]]
+            ap, apt, ap_cpu = results[rows[0][0]], results[rows[1][0]], cpu[rows[0][0]]
             for name, _ in rows:
-                r = results[name]
-                ratio = lambda a: "%.2f×" % statistics.median([x / y for x, y in zip(a, r)])
-                cols = ("", "") if r in (ap, apt) else (ratio(ap), ratio(apt))
-                print("| %s | {:,.0f} | %s | %s |".format(statistics.median(r)) % ((name,) + cols))
+                r, c = results[name], cpu[name]
+                ratios = lambda a, b: [x / y for x, y in zip(a, b)]
+                ratio = lambda a, b: "%.2f×" % statistics.median(ratios(a, b))
+                cols = ("", "", "") if r in (ap, apt) else (ratio(ap, r), ratio(apt, r), ratio(c, ap_cpu))
+                print("| %s | {:,.0f} | %s | %s | {:.3f} | %s |".format(statistics.median(r), statistics.median(c))
+                      % ((name,) + cols[:2] + cols[2:]))
+                if name.startswith(PAIR):
+                    per_round.append("%s: %s; by server CPU %s" % (
+                        name, " ".join("%.2f" % x for x in ratios(ap, r)),
+                        " ".join("%.2f" % x for x in ratios(c, ap_cpu))))
+        print()
+        print("Per round, APBF (count window) / rotated pair:")
+        for line in per_round:
+            print("* " + line)
         print()
 
 

@@ -68,6 +68,17 @@ fn check_counts(h: &Header) {
 fn exercise(f: &mut Apbf, items: &[&[u8]], clock: u64) {
     let mut now = clock;
     f.advance(now);
+    // Batches answer and write what item-by-item calls do.
+    let (mut one, mut many) = (f.try_clone().unwrap(), f.try_clone().unwrap());
+    let singles: Vec<_> = items.iter().map(|i| one.add(i)).collect();
+    let mut batched = Vec::new();
+    many.add_batch(items, |r| batched.push(r));
+    assert_eq!(batched, singles);
+    assert!(many == one);
+    let mut checks = Vec::new();
+    many.contains_batch(items, now, |p| checks.push(p));
+    let want: Vec<bool> = items.iter().map(|i| one.contains(i, now)).collect();
+    assert_eq!(checks, want);
     for item in items {
         let before = *f.header();
         match f.add(item) {

@@ -52,8 +52,8 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};
 use crate::hash::murmur64a;
-use crate::prefetch::{pipelined, prefetch};
-use probe::{run_of, Hashes, Modulus};
+use crate::prefetch::{prefetch, BLOCK};
+use probe::{run_of, Hashes, Modulus, Run};
 
 /// Seeds of the two hashes whose combination indexes every slice.
 const SEED_A: u64 = 0x41504246_5f726b31;
@@ -101,9 +101,18 @@ impl Hashes {
     }
 }
 
-/// Bits set of an item's slices of ages `0..k` (k ≤ 32), read before an
-/// insertion writes them: the search reuses them instead of probing again.
-type YoungBits = u64;
+/// Where an item's bit is in the filter: the slice's physical position,
+/// the byte in it, the bit's mask.
+type At = (usize, usize, u8);
+
+/// An item of a batch: its hashes, its search, and where the search
+/// probes next.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    h: Hashes,
+    run: Run,
+    at: At,
+}
 
 impl Apbf {
     /// An empty filter for `window` at false-positive rate `error`,
@@ -203,41 +212,72 @@ impl Apbf {
     /// The byte holding the item's bit in the slice of age `age`, and the
     /// bit's mask.
     #[inline(always)]
-    fn locate(&self, md: Modulus, h: Hashes, age: u64) -> (usize, usize, u8) {
+    fn locate(&self, md: Modulus, h: Hashes, age: u64) -> At {
         let pos = self.position(age);
         let i = md.index(h, pos);
         (pos as usize, (i / 8) as usize, 1 << (i % 8))
     }
 
     #[inline(always)]
-    fn byte(&self, (pos, byte, _): (usize, usize, u8)) -> Option<&u8> {
+    fn byte(&self, (pos, byte, _): At) -> Option<&u8> {
         self.slices.get(pos).and_then(|s| s.get(byte))
     }
 
+    /// Whether the item's bit is set in the slice of age `age`.
     #[inline(always)]
     fn test(&self, md: Modulus, h: Hashes, age: u64) -> bool {
-        let at = self.locate(md, h, age);
-        self.byte(at).is_some_and(|b| b & at.2 != 0)
+        self.test_at(self.locate(md, h, age))
+    }
+
+    /// A select of the byte read (a zero past the end, which a valid
+    /// filter never reaches), so that a batch's searches do not branch on
+    /// what they read.
+    #[inline(always)]
+    fn test_at(&self, at: At) -> bool {
+        *self.byte(at).unwrap_or(&0) & at.2 != 0
     }
 
     fn modulus(&self) -> Modulus {
         Modulus::of(self.h.slice_bits)
     }
 
-    /// Starts loading the lines a search for the item is likely to probe
-    /// among the `live` youngest slices: the oldest age of each window of
-    /// `k` it would try if every window's first probe missed; with
-    /// `young`, also every slice of age below `k` (an insertion writes
-    /// them).
-    fn prefetch_item(&self, md: Modulus, h: Hashes, live: u64, young: bool) {
-        let k = self.h.k.max(1);
-        let first = if young { 0 } else { k - 1 };
-        let mut age = first;
-        while age < live {
-            if let Some(b) = self.byte(self.locate(md, h, age)) {
-                prefetch(b);
+    /// Starts loading the line of the item's bit in the slice of age `age`.
+    #[inline(always)]
+    fn prefetch_at(&self, at: At) {
+        if let Some(b) = self.byte(at) {
+            prefetch(b);
+        }
+    }
+
+    /// The searches of `slots` (at most [`BLOCK`]) for `k` consecutive
+    /// ages among `lo..live`, interleaved: each pass probes once for every
+    /// search still going and prefetches its next probe, so a probe's cache
+    /// miss is served while the other items are probed, instead of
+    /// stalling its own search (docs/apbf.md §7.4).
+    fn search_block(&self, md: Modulus, slots: &mut [Slot], lo: u64, live: u64) {
+        let k = self.h.k;
+        // Bit i set: the search of `slots[i]` goes on.
+        let mut going = 0u32;
+        for (i, s) in slots.iter_mut().take(BLOCK).enumerate() {
+            s.run = Run::new(k, lo, live);
+            s.at = self.locate(md, s.h, s.run.age);
+            self.prefetch_at(s.at);
+            going |= u32::from(s.run.searching()) << i;
+        }
+        while going != 0 {
+            let mut left = going;
+            going = 0;
+            while left != 0 {
+                let i = left.trailing_zeros();
+                left &= left - 1;
+                let Some(s) = slots.get_mut(i as usize) else {
+                    continue;
+                };
+                s.run.step(self.test_at(s.at), k, live);
+                s.at = self.locate(md, s.h, s.run.age);
+                self.prefetch_at(s.at);
+                going |= u32::from(s.run.searching()) << i;
             }
-            age += if young && age + 1 < k { 1 } else { k };
         }
     }
 
@@ -246,28 +286,32 @@ impl Apbf {
     /// would clear are ignored), nothing changes.
     pub fn contains(&self, item: &[u8], now_ms: u64) -> bool {
         let live = self.live(now_ms);
-        self.contains_hashed(self.modulus(), Hashes::of(item), live)
+        let (md, h) = (self.modulus(), Hashes::of(item));
+        run_of(self.h.k, 0, live, |age| self.test(md, h, age))
     }
 
-    /// [`Apbf::contains`] of each of `items`, in order, hashed and
-    /// prefetched by blocks (docs/performance.md, "Batches").
+    /// [`Apbf::contains`] of each of `items`, in order, by blocks whose
+    /// searches interleave ([`Apbf::search_block`]).
     pub fn contains_batch<I: AsRef<[u8]>>(
         &self,
         items: &[I],
         now_ms: u64,
         mut each: impl FnMut(bool),
     ) {
+        if let [item] = items {
+            // Nothing to interleave with (run_of).
+            return each(self.contains(item.as_ref(), now_ms));
+        }
         let (md, live) = (self.modulus(), self.live(now_ms));
-        pipelined(
-            self,
-            items,
-            |_, item| Hashes::of(item.as_ref()),
-            |f, h| f.prefetch_item(md, h, live, false),
-            |f, h| {
-                each(f.contains_hashed(md, h, live));
-                true
-            },
-        );
+        let mut slots = [Slot::default(); BLOCK];
+        for chunk in items.chunks(BLOCK) {
+            for (s, item) in slots.iter_mut().zip(chunk) {
+                s.h = Hashes::of(item.as_ref());
+            }
+            let block = slots.get_mut(..chunk.len()).unwrap_or_default();
+            self.search_block(md, block, 0, live);
+            block.iter().for_each(|s| each(s.run.present()));
+        }
     }
 
     /// Slices not cleared by the shifts due at `now_ms`.
@@ -275,41 +319,71 @@ impl Apbf {
         self.slice_count().saturating_sub(self.due_shifts(now_ms))
     }
 
-    fn contains_hashed(&self, md: Modulus, h: Hashes, live: u64) -> bool {
-        run_of(self.h.k, live, |age| self.test(md, h, age))
-    }
-
     /// Inserts the item; answers whether it was present before. In count
     /// mode a full generation shifts first, so the last `l·g` insertions
     /// are always remembered.
     pub fn add(&mut self, item: &[u8]) -> Result<bool, CountFull> {
-        self.add_hashed(self.modulus(), Hashes::of(item))
+        self.add_searched(self.modulus(), Hashes::of(item), None)
     }
 
-    /// [`Apbf::add`] of each of `items`, in order, hashed and prefetched by
-    /// blocks (docs/performance.md, "Batches").
+    /// [`Apbf::add`] of each of `items`, in order, by blocks. Insertions
+    /// write only the `k` youngest slices, so the search among the older
+    /// ones of a whole block runs first, interleaved
+    /// ([`Apbf::search_block`]); each item then reads and sets its young
+    /// slices in turn, after the items before it.
     pub fn add_batch<I: AsRef<[u8]>>(
         &mut self,
         items: &[I],
         mut each: impl FnMut(Result<bool, CountFull>),
     ) {
-        let md = self.modulus();
-        pipelined(
-            self,
-            items,
-            |_, item| Hashes::of(item.as_ref()),
-            |f, h| f.prefetch_item(md, h, f.slice_count(), true),
-            |f, h| {
-                each(f.add_hashed(md, h));
-                true
-            },
-        );
+        if let [item] = items {
+            return each(self.add(item.as_ref()));
+        }
+        let (md, k, n) = (self.modulus(), self.h.k, self.slice_count());
+        let mut slots = [Slot::default(); BLOCK];
+        for chunk in items.chunks(BLOCK) {
+            for (s, item) in slots.iter_mut().zip(chunk) {
+                s.h = Hashes::of(item.as_ref());
+                // The young slices it writes, and the first older one.
+                for age in 0..=k {
+                    self.prefetch_at(self.locate(md, s.h, age));
+                }
+            }
+            // A shift moves the slices' ages: the searches of the items
+            // after it would look at the wrong slices (they search again).
+            let unshifted = chunk.len().min(self.adds_before_shift());
+            let block = slots.get_mut(..unshifted).unwrap_or_default();
+            self.search_block(md, block, k, n);
+            let shifts = self.h.shifts;
+            for (i, s) in slots.iter().take(chunk.len()).enumerate() {
+                let older = (i < unshifted).then_some((shifts, s.run.present()));
+                each(self.add_searched(md, s.h, older));
+            }
+        }
     }
 
-    /// The insertion: the bits of the `k` youngest slices are read first
-    /// (their lines are written anyway), the search reuses them, then they
-    /// are set.
-    fn add_hashed(&mut self, md: Modulus, h: Hashes) -> Result<bool, CountFull> {
+    /// Insertions before the next shift (count mode; time mode shifts by
+    /// the clock only).
+    fn adds_before_shift(&self) -> usize {
+        if self.h.is_time() {
+            return usize::MAX;
+        }
+        let room = self.h.gen_size.saturating_sub(self.h.gen_items);
+        usize::try_from(room).unwrap_or(usize::MAX)
+    }
+
+    /// The insertion. `older`: whether the slices older than the `k`
+    /// youngest hold `k` consecutive bits of the item, searched when the
+    /// shifts count was the one given (else it is searched here). Those
+    /// slices and the young ones it reads (then sets) decide whether the
+    /// item was present: a run of `k` either lies among the older slices or
+    /// ends in the young ones.
+    fn add_searched(
+        &mut self,
+        md: Modulus,
+        h: Hashes,
+        older: Option<(u64, bool)>,
+    ) -> Result<bool, CountFull> {
         // The counters' relations (checked on load) hold only while the
         // inserts count is exact: refused before anything changes.
         if self.h.inserts >= MAX_COUNT {
@@ -318,26 +392,30 @@ impl Apbf {
         if !self.h.is_time() && self.h.gen_items >= self.h.gen_size {
             self.shift(1);
         }
-        let k = self.h.k.min(MAX_K);
-        let mut at = [(0, 0, 0); MAX_K as usize];
-        let mut young: YoungBits = 0;
-        for (age, slot) in (0..k).zip(at.iter_mut()) {
-            *slot = self.locate(md, h, age);
-            let set = self.byte(*slot).is_some_and(|b| b & slot.2 != 0);
-            young |= YoungBits::from(set) << age;
-        }
-        let present = run_of(k, self.slice_count(), |age| {
-            if age < k {
-                young >> age & 1 != 0
-            } else {
-                self.test(md, h, age)
-            }
-        });
-        for &(pos, byte, mask) in at.iter().take(k as usize) {
+        let (k, n) = (self.h.k.min(MAX_K), self.slice_count());
+        // Bit `k - 1 - age` set: the young slice of that age held the item.
+        let mut young = 0u64;
+        for age in 0..k {
+            let (pos, byte, mask) = self.locate(md, h, age);
             if let Some(b) = self.slices.get_mut(pos).and_then(|s| s.get_mut(byte)) {
+                young |= u64::from(*b & mask != 0) << (k - 1 - age);
                 *b |= mask;
             }
         }
+        let older = match older {
+            Some((shifts, found)) if shifts == self.h.shifts => found,
+            _ => run_of(k, k, n, |age| self.test(md, h, age)),
+        };
+        // A run ending in the young slices: their oldest `tail` hold the
+        // item, and the `k - tail` slices just older must too. The first
+        // of those is read whatever the tail (a read, not a branch on the
+        // young bits).
+        let tail = u64::from(young.trailing_ones());
+        let need = k - tail;
+        let next = k < n && self.test(md, h, k);
+        let straddles = (tail > 0) & next & (k + need <= n);
+        let present =
+            older | (tail == k) | (straddles && (k + 1..k + need).all(|age| self.test(md, h, age)));
         // Below MAX_COUNT (gen_items ≤ inserts, checked above).
         self.h.gen_items = self.h.gen_items.saturating_add(1);
         self.h.inserts = self.h.inserts.saturating_add(1);

@@ -1,6 +1,8 @@
 //! The hot paths' arithmetic: a slice's bit index without a division, and
 //! the search for `k` consecutive slices holding an item.
 
+use std::hint::select_unpredictable as select;
+
 /// The two hashes of an item; slice `p` uses bit `(a + p·b) mod 2^64 mod m`
 /// (docs/apbf.md §2).
 #[derive(Clone, Copy, Default)]
@@ -45,7 +47,8 @@ impl Modulus {
     }
 }
 
-/// Whether `k` consecutive ages among `0..live` all `have` the item.
+/// A search for `k` consecutive ages among `lo..live` that all hold an
+/// item, one probe at a time, so that the searches of a batch interleave.
 ///
 /// Windows of `k` are tried from the youngest, each tested from its oldest
 /// age down: a miss at age `a` rules out every window containing `a` (and
@@ -53,11 +56,76 @@ impl Modulus {
 /// `a + 1`, and the ages tested above `a` are known to hold the item and
 /// are not tested again. On a filter at fill 1/2 a negative costs about two
 /// probes per `k` slices.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Run {
+    /// The age to probe next.
+    pub age: u64,
+    /// Ages from the current window's bottom up to here hold the item.
+    known_to: u64,
+    /// The current window's end (exclusive).
+    top: u64,
+    end: End,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum End {
+    #[default]
+    Searching,
+    Absent,
+    Present,
+}
+
+impl Run {
+    pub fn new(k: u64, lo: u64, live: u64) -> Run {
+        let top = lo.saturating_add(k);
+        Run {
+            age: top.wrapping_sub(1),
+            known_to: lo,
+            top,
+            end: if top > live {
+                End::Absent
+            } else {
+                End::Searching
+            },
+        }
+    }
+
+    pub fn searching(&self) -> bool {
+        self.end == End::Searching
+    }
+
+    pub fn present(&self) -> bool {
+        self.end == End::Present
+    }
+
+    /// Takes the answer of the probe of `age`. Selects, not branches: a
+    /// probe's answer is a coin toss the CPU would mispredict half the time.
+    #[inline(always)]
+    pub fn step(&mut self, have: bool, k: u64, live: u64) {
+        let (age, top) = (self.age, self.top);
+        // A miss rules out the windows holding `age`: the next starts above.
+        // (Ages and k are below 100: no sum overflows.)
+        let next_top = select(have, top, age.wrapping_add(1).wrapping_add(k));
+        // A hit down to the ages known: the whole window holds the item.
+        let present = have & (age <= self.known_to);
+        self.known_to = select(have, self.known_to, top);
+        self.age = select(have, age, next_top).wrapping_sub(1);
+        self.top = next_top;
+        let end = select(next_top > live, End::Absent, End::Searching);
+        self.end = select(present, End::Present, end);
+    }
+}
+
+/// Whether `k` consecutive ages among `lo..live` all `have` the item: the
+/// search of [`Run`], with branches. Alone, a search is faster speculated:
+/// the CPU runs ahead on its guess of each answer, and the probes it
+/// guessed right overlap; a chain of selects waits for every probe. In a
+/// batch, [`Run`]'s selects let the searches of a block interleave.
 #[inline(always)]
-pub(super) fn run_of(k: u64, live: u64, mut have: impl FnMut(u64) -> bool) -> bool {
-    let mut bottom = 0u64;
+pub(super) fn run_of(k: u64, lo: u64, live: u64, mut have: impl FnMut(u64) -> bool) -> bool {
+    let mut bottom = lo;
     // Ages [bottom, known_to) hold the item.
-    let mut known_to = 0u64;
+    let mut known_to = lo;
     loop {
         let top = bottom.saturating_add(k);
         if top > live {

@@ -177,7 +177,7 @@ fn check_probes(f: &Apbf, h: Hashes) -> (usize, usize) {
     ref_contains_within(f, h, f.slices.len() as u64, &mut before);
     let md = Modulus::of(f.h.slice_bits);
     let mut now = 0;
-    run_of(f.h.k, f.slices.len() as u64, |age| {
+    run_of(f.h.k, 0, f.slices.len() as u64, |age| {
         now += 1;
         f.test(md, h, age)
     });
@@ -185,21 +185,33 @@ fn check_probes(f: &Apbf, h: Hashes) -> (usize, usize) {
 }
 
 /// The same for an add: the search, and the `k` youngest slices it writes
-/// (now read first, so the search does not probe them again).
+/// (now: the search among the older slices, the young ones it reads as it
+/// sets them, the slice just older and, for a run ending among the young
+/// ones, those above it).
 fn add_probes(f: &Apbf, h: Hashes) -> (usize, usize) {
-    let k = f.h.k;
+    let (k, n) = (f.h.k, f.slices.len() as u64);
     let mut before = Vec::new();
-    ref_contains_within(f, h, f.slices.len() as u64, &mut before);
+    ref_contains_within(f, h, n, &mut before);
     before.extend(0..k);
     let md = Modulus::of(f.h.slice_bits);
-    let mut now = k as usize;
-    run_of(k, f.slices.len() as u64, |age| {
-        if age >= k {
-            now += 1;
-        }
+    let mut now: Vec<u64> = (0..k).collect();
+    run_of(k, k, n, |age| {
+        now.push(age);
         f.test(md, h, age)
     });
-    (distinct(before), now)
+    let tail = (0..k).rev().take_while(|&age| f.test(md, h, age)).count() as u64;
+    if k < n {
+        now.push(k);
+        if tail > 0 && f.test(md, h, k) && 2 * k - tail <= n {
+            for age in k + 1..2 * k - tail {
+                now.push(age);
+                if !f.test(md, h, age) {
+                    break;
+                }
+            }
+        }
+    }
+    (distinct(before), distinct(now))
 }
 
 fn distinct(mut v: Vec<u64>) -> usize {
