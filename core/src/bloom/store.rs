@@ -267,15 +267,25 @@ impl Store {
         }
     }
 
+    /// The records of a general chain, to change; record 0's inline bits
+    /// are reached through this borrow of the block, so that every write
+    /// to them goes through it.
     fn general_links_mut(&mut self) -> &mut [Link] {
-        match self.records() {
+        let tail = NonNull::from(&mut self.inline).cast::<u8>();
+        let inline = !self.inline.is_empty();
+        let links = match self.records() {
             // SAFETY: as in `general_links`, borrowed mutably.
             Some(r) => unsafe {
                 let n = r.as_ref().links as usize;
                 std::slice::from_raw_parts_mut(record(r, 0), n)
             },
-            None => &mut [],
+            None => return &mut [],
+        };
+        if let (true, Some(first)) = (inline, links.first_mut()) {
+            // SAFETY: the inline array is record 0's, of its length.
+            unsafe { first.set_data_ptr(tail) };
         }
+        links
     }
 
     /// The record of a compact chain's link over `data`.
@@ -455,13 +465,7 @@ impl Store {
 
     /// Points record 0 at the inline bits again after the block moved.
     pub(super) fn moved(&mut self) {
-        if !self.inline.is_empty() {
-            let tail = NonNull::from(&mut self.inline).cast::<u8>();
-            if let Some(first) = self.general_links_mut().first_mut() {
-                // SAFETY: the inline array is record 0's, of its length.
-                unsafe { first.set_data_ptr(tail) };
-            }
-        }
+        self.general_links_mut();
     }
 }
 
