@@ -57,7 +57,7 @@ pub struct Family {
 
 impl Family {
     /// The family whose values are of type `T`.
-    pub const fn of<T: DataType>(
+    pub const fn of<T: DataType + ?Sized>(
         name: &'static CStr,
         commands: &'static [CommandSpec],
         docs: &'static [Doc],

@@ -53,7 +53,7 @@ impl Fresh {
 }
 
 /// A scaling chain (expansion 2) holding `n` items named `<prefix><i>`.
-fn filled_chain(capacity: u64, error: f64, prefix: &str, n: usize) -> Chain {
+fn filled_chain(capacity: u64, error: f64, prefix: &str, n: usize) -> Box<Chain> {
     let mut chain = Chain::new(capacity, error, 2, false).unwrap();
     for it in items(prefix, n) {
         chain.add(&it);

@@ -32,12 +32,10 @@ fn create_chain(p: &BfReserve, limit: Option<u64>) -> Result<Box<Chain>, ReplyEr
     if let Ok(size) = Chain::new_size(p.capacity, p.error_rate, p.nonscaling) {
         limit::check(limit, size).map_err(ReplyError::Text)?;
     }
-    Chain::new(p.capacity, p.error_rate, p.expansion, p.nonscaling)
-        .map(Box::new)
-        .map_err(|e| match e {
-            CreateError::Invalid => ReplyError::Text(COULD_NOT_CREATE),
-            CreateError::OutOfMemory => ReplyError::Text(NO_MEMORY),
-        })
+    Chain::new(p.capacity, p.error_rate, p.expansion, p.nonscaling).map_err(|e| match e {
+        CreateError::Invalid => ReplyError::Text(COULD_NOT_CREATE),
+        CreateError::OutOfMemory => ReplyError::Text(NO_MEMORY),
+    })
 }
 
 /// The chain of a key opened for writing; a missing key is created from the
@@ -412,7 +410,7 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             // The header's storage is lazily zeroed: refused, it is
             // released before a page of it is touched.
             config::check_key_size(ctx, chain.size_bytes())?;
-            key.set(Box::new(chain));
+            key.set(chain);
         }
         Lookup::Missing => return Err(ReplyError::Text(NOT_FOUND)),
         Lookup::WrongType => return Err(ReplyError::WrongType),
@@ -437,7 +435,9 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     };
     if ctx.open_key(first, false).kind().is::<Object>() {
-        merge_into(ctx, dest, sources, valkey_bloom::merge)
+        merge_into(ctx, dest, sources, |ctx, first, others| {
+            valkey_bloom::merge(ctx, first, others).map(Box::new)
+        })
     } else {
         merge_into(ctx, dest, sources, |ctx, first: &Chain, others| {
             // The union has the sources' shape, so the first one's size.
@@ -451,11 +451,11 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 /// be a `T` (WRONGTYPE, or [`MIXED`] for the other flavour); destkey must
 /// be empty or hold a Bloom filter of either flavour, which the union —
 /// `union(ctx, first, others)`, checked against the limits — replaces.
-fn merge_into<T: ModuleValue>(
+fn merge_into<T: ModuleValue + ?Sized>(
     ctx: &Ctx,
     dest: &RStr,
     sources: &[RStr],
-    union: impl FnOnce(&Ctx, &T, &[&T]) -> Result<T, ReplyError>,
+    union: impl FnOnce(&Ctx, &T, &[&T]) -> Result<Box<T>, ReplyError>,
 ) -> CmdResult {
     let keys: Vec<Key<'_>> = sources.iter().map(|s| ctx.open_key(s, false)).collect();
     let mut values = Vec::with_capacity(keys.len());
@@ -481,7 +481,7 @@ fn merge_into<T: ModuleValue>(
     // The sources may include destkey, whose value `set` frees.
     drop(values);
     drop(keys);
-    dest_key.set(Box::new(merged));
+    dest_key.set(merged);
     ctx.reply_ok();
     ctx.propagate();
     Ok(())

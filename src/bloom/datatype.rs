@@ -1,6 +1,8 @@
 //! `MBbloom--`: how a Bloom chain lives in the keyspace (docs/module.md §1.2,
 //! docs/bloom.md §9, §11).
 
+use std::ptr::NonNull;
+
 use rsbloom_core::bloom::Chain;
 
 use crate::ffi::io::AofWriter;
@@ -8,11 +10,21 @@ use crate::ffi::stats::Footprint;
 
 data_type! {
     Chain = rsbloom_core::bloom::TYPE, bytes memory_usage;
+    // SAFETY: the server's value is a Box<Chain>'s address (DataType::at).
+    at(value) => unsafe { Chain::at(NonNull::new_unchecked(value.cast())).as_ptr() };
     blocks(chain, f) => chain.for_each_block_mut(f);
 
     {
         /// INFO bf counts BF.INFO Size (RedisBloom's formula), as for
         /// every family; MEMORY USAGE counts the allocations.
+        fn for_each_linked_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block)) {
+            Chain::for_each_linked_block_mut(self, f)
+        }
+
+        fn moved(&mut self) {
+            Chain::moved(self)
+        }
+
         fn footprint(&self) -> Footprint {
             Footprint::bytes(usize::try_from(self.size_bytes()).unwrap_or(usize::MAX))
         }

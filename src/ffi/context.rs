@@ -349,7 +349,7 @@ impl Ctx {
 
     /// Calls `f` with every value of type `T` in the selected database
     /// (values may be changed in place; no key may be added or removed).
-    pub fn for_each_value<T: ModuleValue>(&self, mut f: impl FnMut(&RStr, &mut T)) {
+    pub fn for_each_value<T: ModuleValue + ?Sized>(&self, mut f: impl FnMut(&RStr, &mut T)) {
         let cursor = rm!(RedisModule_ScanCursorCreate());
         if cursor.is_null() {
             return;
@@ -417,7 +417,7 @@ pub fn replicate(
 }
 
 /// `RedisModule_Scan` callback: hands values of type `T` to the visitor.
-unsafe extern "C" fn scanned<T: ModuleValue>(
+unsafe extern "C" fn scanned<T: ModuleValue + ?Sized>(
     _ctx: *mut RedisModuleCtx,
     keyname: *mut raw::RedisModuleString,
     key: *mut RedisModuleKey,
@@ -430,12 +430,12 @@ unsafe extern "C" fn scanned<T: ModuleValue>(
         {
             return;
         }
-        let value = rm!(RedisModule_ModuleTypeGetValue(key)).cast::<T>();
+        let value = rm!(RedisModule_ModuleTypeGetValue(key));
         // SAFETY: a value of T::handle() is a Box<T> of ours; `data` is the
         // visitor `for_each_value` passed, alive for the whole scan.
         let (value, visit) = unsafe {
             (
-                value.as_mut(),
+                (!value.is_null()).then(|| &mut *T::at(value)),
                 &mut *data.cast::<&mut dyn FnMut(&RStr, &mut T)>(),
             )
         };
@@ -475,7 +475,12 @@ impl Drop for OwnedString {
 }
 
 /// A value type the module registers; `handle()` is the registered type.
-pub trait ModuleValue: Sized {
+pub trait ModuleValue {
+    /// The value at `value` (see `DataType::at`).
+    ///
+    /// # Safety
+    /// `value` must come from `Box::into_raw` of a live `Box<Self>`.
+    unsafe fn at(value: *mut c_void) -> *mut Self;
     fn handle() -> *mut RedisModuleType;
     fn stats() -> &'static TypeStats;
     /// What the value counts for in its type's INFO totals.
@@ -491,9 +496,12 @@ struct Tracked {
     footprint: fn(*mut c_void) -> Footprint,
 }
 
-fn footprint_of<T: ModuleValue>(value: *mut c_void) -> Footprint {
+fn footprint_of<T: ModuleValue + ?Sized>(value: *mut c_void) -> Footprint {
+    if value.is_null() {
+        return Footprint::default();
+    }
     // SAFETY: only called with the value of a key whose type is T::handle().
-    unsafe { value.cast::<T>().as_ref() }.map_or(Footprint::default(), T::footprint)
+    unsafe { &*T::at(value) }.footprint()
 }
 
 /// Result of looking a key up as a given module type: `R` is `&mut T`
@@ -559,7 +567,7 @@ pub enum KeyKind {
 
 impl KeyKind {
     /// Whether the key holds a value of type `T`.
-    pub fn is<T: ModuleValue>(self) -> bool {
+    pub fn is<T: ModuleValue + ?Sized>(self) -> bool {
         self == KeyKind::Module(T::handle())
     }
 }
@@ -572,14 +580,14 @@ pub struct Key<'c> {
     _ctx: PhantomData<&'c Ctx>,
 }
 
-enum RawLookup<T> {
+enum RawLookup<T: ?Sized> {
     Missing,
     WrongType,
     Found(*mut T),
 }
 
 /// The value of a key for [`Key::get_or_create`].
-pub enum Value<'k, T> {
+pub enum Value<'k, T: ?Sized> {
     WrongType,
     Found(&'k mut T),
 }
@@ -587,7 +595,7 @@ pub enum Value<'k, T> {
 impl Key<'_> {
     /// The value of type `T` (created by `create` when the key is empty) in
     /// one lookup; `Err` is `create`'s.
-    pub fn get_or_create<T: ModuleValue, E>(
+    pub fn get_or_create<T: ModuleValue + ?Sized, E>(
         &mut self,
         create: impl FnOnce() -> Result<Box<T>, E>,
     ) -> Result<Value<'_, T>, E> {
@@ -601,7 +609,7 @@ impl Key<'_> {
         }
     }
 
-    pub fn get<T: ModuleValue>(&mut self) -> Lookup<&mut T> {
+    pub fn get<T: ModuleValue + ?Sized>(&mut self) -> Lookup<&mut T> {
         match self.lookup::<T>() {
             // SAFETY: `lookup` returns the live value of the open key; the
             // key borrow bounds the reference.
@@ -614,7 +622,7 @@ impl Key<'_> {
     /// Shared access to the value, for commands that only read it: unlike
     /// [`Key::get`], several open keys naming the same key may be read at
     /// once (CMS.MERGE sources). Not tracked: the size does not change.
-    pub fn get_shared<T: ModuleValue>(&self) -> Lookup<&T> {
+    pub fn get_shared<T: ModuleValue + ?Sized>(&self) -> Lookup<&T> {
         match self.value::<T>() {
             // SAFETY: as in `get`; only shared references are made here.
             RawLookup::Found(v) => Lookup::Found(unsafe { &*v }),
@@ -642,7 +650,7 @@ impl Key<'_> {
     }
 
     /// The key's value as a raw pointer (tracked when opened for writing).
-    fn lookup<T: ModuleValue>(&mut self) -> RawLookup<T> {
+    fn lookup<T: ModuleValue + ?Sized>(&mut self) -> RawLookup<T> {
         let found = self.value::<T>();
         if let (RawLookup::Found(v), true) = (&found, self.write) {
             // SAFETY: `value` returns the live value of the open key.
@@ -658,7 +666,7 @@ impl Key<'_> {
     }
 
     /// The key's value as a raw pointer, if it is of type `T`.
-    fn value<T: ModuleValue>(&self) -> RawLookup<T> {
+    fn value<T: ModuleValue + ?Sized>(&self) -> RawLookup<T> {
         let kind = rm!(RedisModule_KeyType(self.ptr));
         if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
             return RawLookup::Missing;
@@ -670,17 +678,18 @@ impl Key<'_> {
         }
         // A key of type T::handle() always holds a Box<T> set by `set` or
         // by the type's rdb_load.
-        let value = rm!(RedisModule_ModuleTypeGetValue(self.ptr)).cast::<T>();
+        let value = rm!(RedisModule_ModuleTypeGetValue(self.ptr));
         if value.is_null() {
             RawLookup::Missing
         } else {
-            RawLookup::Found(value)
+            // SAFETY: as said above.
+            RawLookup::Found(unsafe { T::at(value) })
         }
     }
 
     /// Stores a new value under the key, replacing (and freeing) any value
     /// it held, its TTL included; ownership moves to the server.
-    pub fn set<T: ModuleValue>(&mut self, value: Box<T>) -> &mut T {
+    pub fn set<T: ModuleValue + ?Sized>(&mut self, value: Box<T>) -> &mut T {
         let size = value.footprint();
         T::stats().created(size);
         let raw_value = Box::into_raw(value);

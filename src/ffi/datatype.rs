@@ -16,8 +16,9 @@ use super::context::ModuleValue;
 use super::io::{log_io_warning, AofWriter, IoSink, IoSource};
 use super::stats::{Footprint, TypeStats};
 
-/// What a filter type provides to be stored in the keyspace.
-pub trait DataType: Sized + Send + 'static {
+/// What a filter type provides to be stored in the keyspace: a `Box<Self>`,
+/// whose address is the value the server holds.
+pub trait DataType: Send + 'static {
     /// Registered type name (9 characters; fixes the RDB module id).
     const NAME: &'static CStr;
     const ENCODING_VERSION: c_int;
@@ -28,8 +29,14 @@ pub trait DataType: Sized + Send + 'static {
     }
 
     fn cell() -> &'static TypeCell;
+    /// The value at `value`, the address of a `Box<Self>` (with its size,
+    /// when the type is unsized).
+    ///
+    /// # Safety
+    /// `value` must come from `Box::into_raw` of a live `Box<Self>`.
+    unsafe fn at(value: *mut c_void) -> *mut Self;
     /// Decodes an RDB value; `Err` carries the reason for the server log.
-    fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String>;
+    fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Box<Self>, String>;
     /// Saves the value to an RDB file or DUMP payload. Mutable because a
     /// type may bring its value into the saved form first (a T-Digest
     /// compresses); the default saves as the digest sees it.
@@ -59,29 +66,35 @@ pub trait DataType: Sized + Send + 'static {
         true
     }
     /// Deep copy for `COPY`; `None` when memory is short.
-    fn try_clone(&self) -> Option<Self>;
+    fn try_clone(&self) -> Option<Box<Self>>;
     /// The large storage blocks, which active defragmentation may move.
     fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block));
     /// Blocks holding pointers to other blocks: moved by active
     /// defragmentation like the others, but never discarded before the drop.
     fn for_each_linked_block_mut(&mut self, _f: &mut dyn FnMut(&mut dyn Block)) {}
+    /// Re-derives what points into the value itself after active
+    /// defragmentation moved it.
+    fn moved(&mut self) {}
 }
 
 /// Implements [`DataType`] for a core value type: `Type = family::TYPE,
 /// bytes method;` (the core's type table: name, encoding version) then, where a type differs from the
-/// common shape (`Type::rdb_load(src, encver)`, `Type::rdb_save(v, sink)`,
-/// `v.blocks_mut()`), `load(src, encver) => …;`, `save(v, sink) => …;`,
-/// `blocks(v, f) => …;`; then, in braces, any other `DataType` method.
+/// common shape (a sized type, `Type::rdb_load(src, encver)`,
+/// `Type::rdb_save(v, sink)`, `v.blocks_mut()`), `at(value) => …;`,
+/// `load(src, encver) => …;`, `save(v, sink) => …;`, `blocks(v, f) => …;`;
+/// then, in braces, any other `DataType` method. Loads and copies may
+/// yield the value or its box.
 macro_rules! data_type {
     (
         $t:ty = $kind:path, bytes $bytes:ident;
+        $(at($av:ident) => $at:expr;)?
         $(load($src:ident, $encver:ident) => $load:expr;)?
         $(save($sv:ident, $sink:ident) => $save:expr;)?
         $(blocks($bv:ident, $f:ident) => $blocks:expr;)?
         { $($rest:tt)* }
     ) => {
         const _: () = {
-            use ::std::ffi::{c_int, CStr};
+            use ::std::ffi::{c_int, c_void, CStr};
             use $crate::ffi::datatype::{DataType, TypeCell};
             use $crate::ffi::io::IoSource;
             use ::rsbloom_core::alloc::Block;
@@ -97,9 +110,14 @@ macro_rules! data_type {
                     &CELL
                 }
 
-                fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Self, String> {
+                unsafe fn at(value: *mut c_void) -> *mut Self {
+                    data_type!(@pick [$({ let $av = value; $at })?] [value.cast()])
+                }
+
+                fn rdb_load(src: &mut IoSource, encver: c_int) -> Result<Box<Self>, String> {
                     data_type!(@pick [$({ let ($src, $encver) = (src, encver); $load })?]
                         [<$t>::rdb_load(src, encver).map_err(|e| format!("{e:?}"))])
+                    .map(Into::into)
                 }
 
                 fn rdb_save_to<S: RdbSink>(&self, sink: &mut S) {
@@ -111,8 +129,8 @@ macro_rules! data_type {
                     usize::try_from(self.$bytes()).unwrap_or(usize::MAX)
                 }
 
-                fn try_clone(&self) -> Option<Self> {
-                    <$t>::try_clone(self).ok()
+                fn try_clone(&self) -> Option<Box<Self>> {
+                    <$t>::try_clone(self).ok().map(Into::into)
                 }
 
                 fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn Block)) {
@@ -143,7 +161,11 @@ impl TypeCell {
     }
 }
 
-impl<T: DataType> ModuleValue for T {
+impl<T: DataType + ?Sized> ModuleValue for T {
+    unsafe fn at(value: *mut c_void) -> *mut Self {
+        // SAFETY: the same contract.
+        unsafe { <T as DataType>::at(value) }
+    }
     fn handle() -> *mut RedisModuleType {
         T::cell().handle.load(Ordering::Relaxed)
     }
@@ -156,12 +178,25 @@ impl<T: DataType> ModuleValue for T {
 }
 
 /// Hands a new value to the server, counting it.
-fn into_server<T: DataType>(v: T) -> *mut c_void {
-    T::stats().created(DataType::footprint(&v));
-    Box::into_raw(Box::new(v)).cast()
+fn into_server<T: DataType + ?Sized>(v: Box<T>) -> *mut c_void {
+    T::stats().created(DataType::footprint(&*v));
+    Box::into_raw(v).cast()
 }
 
-unsafe extern "C" fn rdb_load<T: DataType>(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
+/// The value the server passes (null for none).
+///
+/// # Safety
+/// `value` must be null or a value of type `T` the module handed over.
+unsafe fn value_at<'a, T: DataType + ?Sized>(value: *const c_void) -> Option<&'a mut T> {
+    // SAFETY: per the contract; the server does not touch the value while
+    // the callback runs.
+    (!value.is_null()).then(|| unsafe { &mut *T::at(value.cast_mut()) })
+}
+
+unsafe extern "C" fn rdb_load<T: DataType + ?Sized>(
+    io: *mut RedisModuleIO,
+    encver: c_int,
+) -> *mut c_void {
     guarded("rdb_load", std::ptr::null_mut(), || {
         match T::rdb_load(&mut IoSource::new(io), encver) {
             Ok(v) => into_server(v),
@@ -173,33 +208,29 @@ unsafe extern "C" fn rdb_load<T: DataType>(io: *mut RedisModuleIO, encver: c_int
     })
 }
 
-unsafe extern "C" fn rdb_save<T: DataType>(io: *mut RedisModuleIO, value: *mut c_void) {
-    // SAFETY: the server passes a value of this type, which it does not
-    // touch while saving it.
-    if let Some(v) = value.cast::<T>().as_mut() {
+unsafe extern "C" fn rdb_save<T: DataType + ?Sized>(io: *mut RedisModuleIO, value: *mut c_void) {
+    // SAFETY: the server passes a value of this type.
+    if let Some(v) = value_at::<T>(value) {
         guarded("rdb_save", (), || v.rdb_save(&mut IoSink::new(io)));
     }
 }
 
-unsafe extern "C" fn aof_rewrite<T: DataType>(
+unsafe extern "C" fn aof_rewrite<T: DataType + ?Sized>(
     aof: *mut RedisModuleIO,
     key: *mut RedisModuleString,
     value: *mut c_void,
 ) {
     // SAFETY: as above.
-    if let Some(v) = value.cast::<T>().as_ref() {
+    if let Some(v) = value_at::<T>(value) {
         guarded("aof_rewrite", (), || {
             v.aof_rewrite(&mut AofWriter::new(aof, key))
         });
     }
 }
 
-unsafe extern "C" fn mem_usage<T: DataType>(value: *const c_void) -> usize {
+unsafe extern "C" fn mem_usage<T: DataType + ?Sized>(value: *const c_void) -> usize {
     // SAFETY: as above.
-    value
-        .cast::<T>()
-        .as_ref()
-        .map_or(0, |v| guarded("mem_usage", 0, || v.mem_usage()))
+    value_at::<T>(value).map_or(0, |v| guarded("mem_usage", 0, || v.mem_usage()))
 }
 
 /// Values above this many bytes release their memory on the module's own
@@ -210,22 +241,23 @@ const RELEASE_LATER_ABOVE: usize = 64 << 16;
 /// The server frees every value on its main thread as it leaves the
 /// keyspace (no `free_effort`: INFO counts at once); the memory of a large
 /// one is released on the module's thread, so `UNLINK` still returns at once.
-unsafe extern "C" fn free<T: DataType>(value: *mut c_void) {
+unsafe extern "C" fn free<T: DataType + ?Sized>(value: *mut c_void) {
     if !value.is_null() {
         // SAFETY: values are only ever created as Box<T> by this module.
         guarded("free", (), || {
-            let v = Box::from_raw(value.cast::<T>());
+            let mut v = Box::from_raw(T::at(value));
             T::stats().freed(DataType::footprint(&*v));
             if v.mem_usage() > RELEASE_LATER_ABOVE {
-                super::release::later(Box::new(move || release(*v)));
+                super::release::later(Box::new(move || release(&mut *v)));
             } else {
-                release(*v);
+                release(&mut *v);
             }
         });
     }
 }
 
-fn release<T: DataType>(mut v: T) {
+/// Releases the pages of a value about to be freed (its box is dropped next).
+fn release<T: DataType + ?Sized>(v: &mut T) {
     // SAFETY: the storage is about to be freed; its content is dead.
     v.for_each_block_mut(&mut |block| {
         let bytes = block.bytes_mut();
@@ -233,13 +265,13 @@ fn release<T: DataType>(mut v: T) {
     });
 }
 
-unsafe extern "C" fn copy<T: DataType>(
+unsafe extern "C" fn copy<T: DataType + ?Sized>(
     _from: *mut RedisModuleString,
     _to: *mut RedisModuleString,
     value: *const c_void,
 ) -> *mut c_void {
     // SAFETY: the server passes a value of this type.
-    let Some(v) = value.cast::<T>().as_ref() else {
+    let Some(v) = value_at::<T>(value) else {
         return std::ptr::null_mut();
     };
     guarded("copy", None, || v.try_clone()).map_or(std::ptr::null_mut(), into_server)
@@ -265,9 +297,9 @@ impl RdbSink for DigestSink {
     }
 }
 
-unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut c_void) {
+unsafe extern "C" fn digest<T: DataType + ?Sized>(md: *mut RedisModuleDigest, value: *mut c_void) {
     // SAFETY: as above.
-    if let Some(v) = value.cast::<T>().as_ref() {
+    if let Some(v) = value_at::<T>(value) {
         guarded("digest", (), || {
             let mut sink = DigestSink(md);
             v.digest_to(&mut sink);
@@ -278,7 +310,7 @@ unsafe extern "C" fn digest<T: DataType>(md: *mut RedisModuleDigest, value: *mut
 
 /// Lets active defragmentation move the value and its storage blocks; the
 /// server returns null for blocks it leaves in place.
-unsafe extern "C" fn defrag<T: DataType>(
+unsafe extern "C" fn defrag<T: DataType + ?Sized>(
     ctx: *mut RedisModuleDefragCtx,
     _key: *mut RedisModuleString,
     value: *mut *mut c_void,
@@ -293,8 +325,11 @@ unsafe extern "C" fn defrag<T: DataType>(
     if !moved.is_null() {
         *slot = moved;
     }
-    if let Some(v) = slot.cast::<T>().as_mut() {
+    if let Some(v) = value_at::<T>(*slot) {
         guarded("defrag", (), || {
+            if !moved.is_null() {
+                v.moved();
+            }
             v.for_each_block_mut(&mut |block| defrag_block(ctx, block, stats));
             v.for_each_linked_block_mut(&mut |block| defrag_block(ctx, block, stats));
         });
@@ -317,7 +352,7 @@ fn defrag_block(ctx: *mut RedisModuleDefragCtx, block: &mut dyn Block, stats: &T
 }
 
 /// Registers `T` with the server.
-pub fn create<T: DataType>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
+pub fn create<T: DataType + ?Sized>(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     // SAFETY: an all-zero RedisModuleTypeMethods is valid (every callback None).
     let mut methods: raw::RedisModuleTypeMethods = unsafe { std::mem::zeroed() };
     methods.version = raw::REDISMODULE_TYPE_METHOD_VERSION as u64;
@@ -360,9 +395,9 @@ pub struct Registered {
 // SAFETY: the handle is only compared, never dereferenced by the module.
 unsafe impl Send for Registered {}
 
-unsafe fn footprint_of<T: DataType>(value: *const c_void) -> Footprint {
+unsafe fn footprint_of<T: DataType + ?Sized>(value: *const c_void) -> Footprint {
     // SAFETY: the caller passes a value of type T.
-    unsafe { value.cast::<T>().as_ref() }.map_or_else(Footprint::default, DataType::footprint)
+    unsafe { value_at::<T>(value) }.map_or_else(Footprint::default, |v| DataType::footprint(v))
 }
 
 static REGISTERED: std::sync::Mutex<Vec<Registered>> = std::sync::Mutex::new(Vec::new());
@@ -403,7 +438,7 @@ mod tests {
         new
     }
 
-    fn saved<T: DataType>(v: &T) -> Vec<Primitive> {
+    fn saved<T: DataType + ?Sized>(v: &T) -> Vec<Primitive> {
         let mut out = Vec::new();
         v.rdb_save_to(&mut out);
         out
@@ -411,15 +446,14 @@ mod tests {
 
     /// Moves the value and every storage block; the moved value dumps the
     /// same, keeps working, and frees cleanly (a double free would abort).
-    fn moves_everything<T: DataType>(mut value: T, mut write: impl FnMut(&mut T)) {
+    fn moves_everything<T: DataType + ?Sized>(mut value: Box<T>, mut write: impl FnMut(&mut T)) {
         let mut blocks = 0;
         value.for_each_block_mut(&mut |_| blocks += 1);
         value.for_each_linked_block_mut(&mut |_| blocks += 1);
-        assert!(blocks >= 1);
-        let before = saved(&value);
+        let before = saved(&*value);
         // SAFETY: test-only; no server is running in this process.
         unsafe { raw::RedisModule_DefragAlloc = Some(defrag_alloc) };
-        let mut slot: *mut c_void = Box::into_raw(Box::new(value)).cast();
+        let mut slot: *mut c_void = Box::into_raw(value).cast();
         let old = slot;
         MOVES.store(0, Ordering::SeqCst);
         // SAFETY: `slot` holds a live Box<T>.
@@ -428,7 +462,7 @@ mod tests {
         assert_ne!(slot, old, "the value itself moved");
         assert_eq!(MOVES.load(Ordering::SeqCst), 1 + blocks);
         // SAFETY: the callback left a valid Box<T> in `slot`.
-        let mut moved = unsafe { Box::from_raw(slot.cast::<T>()) };
+        let mut moved = unsafe { Box::from_raw(T::at(slot)) };
         assert_eq!(saved(&*moved), before);
         write(&mut moved);
         assert_ne!(saved(&*moved), before);
@@ -444,6 +478,12 @@ mod tests {
         moves_everything(chain, |c| {
             c.add(b"after defrag");
         });
+        // One link, in one block.
+        let mut compact = Chain::new(100, 0.01, 2, false).unwrap();
+        compact.add(b"item");
+        moves_everything(compact, |c| {
+            c.add(b"after defrag");
+        });
         // A first bit array above 64 KiB is not in the chain's block.
         let mut apart = Chain::new(70_000, 0.01, 2, false).unwrap();
         apart.add(b"item");
@@ -454,20 +494,20 @@ mod tests {
         for i in 0..200 {
             cf.insert(hash_item(format!("item{i}").as_bytes()));
         }
-        moves_everything(cf, |c| {
+        moves_everything(Box::new(cf), |c| {
             c.insert(hash_item(b"after defrag"));
         });
         let cell = rsbloom_core::cms::CellSize::Two;
         let mut cms = rsbloom_core::cms::CountMinSketch::new(300, 5, cell).unwrap();
         cms.increment(b"item", 3).unwrap();
-        moves_everything(cms, |c| {
+        moves_everything(Box::new(cms), |c| {
             c.increment(b"after defrag", 1).unwrap();
         });
         let mut topk = rsbloom_core::topk::TopK::new(20, 64, 4, 0.9).unwrap();
         for i in 0..200 {
             topk.add(format!("item{}", i % 37).as_bytes(), 1).unwrap();
         }
-        moves_everything(topk, |t| {
+        moves_everything(Box::new(topk), |t| {
             t.add(b"after defrag", 500).unwrap();
         });
         let mut td = rsbloom_core::tdigest::TDigest::new(50.0).unwrap();
@@ -475,7 +515,7 @@ mod tests {
             td.add(f64::from(i % 37), 1).unwrap();
         }
         td.compress();
-        moves_everything(td, |t| {
+        moves_everything(Box::new(td), |t| {
             t.add(-1.0, 1).unwrap();
         });
     }

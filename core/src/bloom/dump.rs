@@ -81,7 +81,7 @@ impl Chain {
         out.extend_from_slice(&n.to_le_bytes());
         out.extend_from_slice(&self.options().to_le_bytes());
         out.extend_from_slice(&self.growth().to_le_bytes());
-        for l in self.links() {
+        for l in self.links().iter() {
             out.extend_from_slice(&l.bytes().to_le_bytes());
             out.extend_from_slice(&l.bits().to_le_bytes());
             out.extend_from_slice(&l.size().to_le_bytes());
@@ -96,7 +96,7 @@ impl Chain {
 
     /// A chain with zeroed bit arrays from a SCANDUMP header (docs/bloom.md §10 step 2).
     /// Everything is validated before any bit array is allocated.
-    pub fn from_header(data: &[u8]) -> Result<Chain, LoadError> {
+    pub fn from_header(data: &[u8]) -> Result<Box<Chain>, LoadError> {
         let truncated = LoadError::Invalid("header length");
         let mut f = Fields(data);
         let size = f.u64().ok_or(truncated)?;
@@ -160,7 +160,7 @@ impl Chain {
     pub fn scandump_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
         let offset = u64::try_from(iter.checked_sub(1)?).ok()?;
         let (i, within) = self.locate(offset)?;
-        let rest = self.links().get(i)?.data().get(within..)?;
+        let rest = self.link_data(i)?.get(within..)?;
         let chunk = rest.get(..rest.len().min(CHUNK_MAX as usize))?;
         Some((iter.checked_add(i64::try_from(chunk.len()).ok()?)?, chunk))
     }
@@ -174,8 +174,8 @@ impl Chain {
         // iter >= len >= 0, so start is in 0..=iter and offset in -1..iter.
         let offset = u64::try_from(iter - len - 1).map_err(|_| ChunkError::InvalidOffset)?;
         let (i, within) = self.locate(offset).ok_or(ChunkError::InvalidOffset)?;
-        let dest = self
-            .links_mut()
+        let mut links = self.links_mut();
+        let dest = links
             .get_mut(i)
             .and_then(|l| l.data_mut().get_mut(within..))
             .and_then(|rest| rest.get_mut(..data.len()))

@@ -193,6 +193,40 @@ impl LooseLink {
     }
 }
 
+impl Fields {
+    /// The fields of a modern link (index modulus = bits, no n2) that follow
+    /// from its capacity, error rate, count and `len` bytes of bits: what a
+    /// compact chain stores is these four (super::store).
+    pub(super) fn derived(entries: u64, error: f64, size: u64, len: usize) -> Fields {
+        let bpe = bits_per_entry(error);
+        let bits = (len as u64).wrapping_mul(8).max(1);
+        Fields {
+            entries,
+            error,
+            bpe,
+            size,
+            wrap: 0u64.wrapping_sub(bits) % bits,
+            hashes: hash_count(bpe) as u32,
+            n2: 0,
+        }
+    }
+
+    /// Whether every field but those four follows from them.
+    pub(super) fn is_derived(&self, len: usize) -> bool {
+        *self == Fields::derived(self.entries, self.error, self.size, len)
+    }
+
+    pub(super) fn entries(&self) -> u64 {
+        self.entries
+    }
+    pub(super) fn error(&self) -> f64 {
+        self.error
+    }
+    pub(super) fn size(&self) -> u64 {
+        self.size
+    }
+}
+
 impl Link {
     /// The record of a link whose `len`-byte bit array is at `data`.
     ///
@@ -201,6 +235,11 @@ impl Link {
     /// the record, for as long as the record is used.
     pub(super) unsafe fn placed(f: Fields, data: NonNull<u8>, len: usize) -> Link {
         Link { f, data, len }
+    }
+
+    /// The link's fields, without its storage.
+    pub(super) fn fields(&self) -> Fields {
+        self.f
     }
 
     /// Where the bit array is (the chain frees it, or moves it on defrag).

@@ -1,7 +1,7 @@
 //! BF.MERGE of RedisBloom chains (docs/bloom.md §12): the union of chains of
 //! one shape, link by link.
 
-use super::{Chain, Link, NO_SCALING};
+use super::{Chain, Link, Links, NO_SCALING};
 use crate::bitunion::{estimate, merged_count, ones, or_into, same, MergeError};
 
 impl Chain {
@@ -9,14 +9,15 @@ impl Chain {
     /// a source's link is set in the result's, and each link's count is
     /// [`merged_count`]'s. Refused, naming the first field that differs,
     /// unless every source has the first one's shape.
-    pub fn merge(first: &Chain, others: &[&Chain]) -> Result<Chain, MergeError> {
+    pub fn merge(first: &Chain, others: &[&Chain]) -> Result<Box<Chain>, MergeError> {
         for other in others {
             first.same_shape(other)?;
         }
         let mut union = first.try_clone().map_err(|_| MergeError::OutOfMemory)?;
         let mut total = 0u64;
+        let sources: Vec<Links<'_>> = others.iter().map(|c| c.links()).collect();
         for (i, link) in union.links_mut().iter_mut().enumerate() {
-            let theirs: Vec<&Link> = others.iter().filter_map(|c| c.links().get(i)).collect();
+            let theirs: Vec<&Link> = sources.iter().filter_map(|c| c.get(i)).collect();
             let same_bits = theirs.iter().all(|l| l.data() == link.data());
             let mut counts = vec![link.size()];
             for l in &theirs {
@@ -44,7 +45,7 @@ impl Chain {
         same(self.options(), other.options(), None, "options")?;
         same(self.growth(), other.growth(), None, "expansion")?;
         same(self.num_links(), other.num_links(), None, "number of links")?;
-        for (i, (a, b)) in self.links().iter().zip(other.links()).enumerate() {
+        for (i, (a, b)) in self.links().iter().zip(other.links().iter()).enumerate() {
             let unit = Some(("link", i + 1));
             same(a.entries(), b.entries(), unit, "capacity")?;
             same(a.error().to_bits(), b.error().to_bits(), unit, "error rate")?;
@@ -62,7 +63,7 @@ mod tests {
     use super::super::AddOutcome;
     use super::*;
 
-    fn chain(capacity: u64, items: std::ops::Range<u32>) -> Chain {
+    fn chain(capacity: u64, items: std::ops::Range<u32>) -> Box<Chain> {
         let mut c = Chain::new(capacity, 0.01, 2, false).unwrap();
         for i in items {
             assert_ne!(c.add(&i.to_le_bytes()), AddOutcome::Error);

@@ -21,7 +21,9 @@ pub use dump::ChunkError;
 pub use link::Link;
 use link::LooseLink;
 pub use sizing::{size_link, Sizing};
-use store::Store;
+use std::ptr::NonNull;
+pub use store::Links;
+use store::{LinksMut, Store};
 
 use crate::hash::{murmur2, murmur64a};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -151,16 +153,18 @@ pub enum LoadError {
 }
 
 /// A scalable Bloom filter: chain fields of docs/bloom.md §1 plus its links,
-/// oldest first, in one block (see [`store`]). The chain's `size` is the
-/// sum of its links' (every loader checks it, every add keeps it).
+/// oldest first (see [`store`]). The chain's `size` is the sum of its
+/// links' (every loader checks it, every add keeps it). Unsized: it is its
+/// block, which the keyspace points to, and lives in a `Box<Chain>`.
+#[repr(transparent)]
 pub struct Chain {
     store: Store,
 }
 
 impl PartialEq for Chain {
     fn eq(&self, other: &Chain) -> bool {
-        (self.options(), self.growth(), self.links())
-            == (other.options(), other.growth(), other.links())
+        (self.options(), self.growth()) == (other.options(), other.growth())
+            && *self.links() == *other.links()
     }
 }
 
@@ -169,7 +173,7 @@ impl std::fmt::Debug for Chain {
         out.debug_struct("Chain")
             .field("options", &self.options())
             .field("growth", &self.growth())
-            .field("links", &self.links())
+            .field("links", &&*self.links())
             .finish()
     }
 }
@@ -182,7 +186,7 @@ impl Chain {
         error_rate: f64,
         growth: u32,
         nonscaling: bool,
-    ) -> Result<Chain, CreateError> {
+    ) -> Result<Box<Chain>, CreateError> {
         let (options, first_error) = Self::first_link(capacity, error_rate, nonscaling)?;
         let link = LooseLink::create(capacity, first_error, options)?;
         let mut links = Vec::new();
@@ -223,27 +227,30 @@ impl Chain {
         options: u32,
         growth: u32,
         links: Vec<LooseLink>,
-    ) -> Result<Chain, crate::alloc::AllocError> {
-        Ok(Chain {
-            store: Store::new(options, growth, links)?,
-        })
+    ) -> Result<Box<Chain>, crate::alloc::AllocError> {
+        Ok(Chain::of(Store::new(options, growth, links)?))
+    }
+
+    fn of(store: Box<Store>) -> Box<Chain> {
+        // SAFETY: Chain is a transparent wrapper of Store.
+        unsafe { Box::from_raw(Box::into_raw(store) as *mut Chain) }
+    }
+
+    /// The chain whose block starts at `start` (a `Box<Chain>`'s address:
+    /// what the keyspace holds).
+    ///
+    /// # Safety
+    /// `start` must be the address of a live `Box<Chain>`.
+    pub unsafe fn at(start: NonNull<u8>) -> NonNull<Chain> {
+        // SAFETY: per the contract; Chain is a transparent Store.
+        let store = unsafe { Store::at(start) };
+        // SAFETY: derived from a non-null pointer.
+        unsafe { NonNull::new_unchecked(store.as_ptr() as *mut Chain) }
     }
 
     /// The hash pair of `item` (docs/bloom.md §2); the function depends only on FORCE64.
     pub fn hash(&self, item: &[u8]) -> HashPair {
-        if self.options() & FORCE64 != 0 {
-            let a = murmur64a(item, SEED64);
-            HashPair {
-                a,
-                b: murmur64a(item, a),
-            }
-        } else {
-            let a = murmur2(item, SEED32);
-            HashPair {
-                a: u64::from(a),
-                b: u64::from(murmur2(item, a)),
-            }
-        }
+        hash(self.options(), item)
     }
 
     /// Adds `item` (docs/bloom.md §6), without a memory limit.
@@ -257,60 +264,7 @@ impl Chain {
     /// pass. A scale-out that would take the chain above `limit` bytes
     /// (crate::limit) is refused.
     pub fn add_hashed(&mut self, h: HashPair, limit: Option<u64>) -> AddOutcome {
-        let Some((newest, older)) = self.links().split_last() else {
-            return AddOutcome::Error;
-        };
-        if older.iter().rev().any(|link| link.contains(h)) {
-            return AddOutcome::Present;
-        }
-        // The chain count is the sum of the links' (checked on load): one
-        // that cannot grow refuses the add before any bit is set.
-        if self.items() == u64::MAX {
-            return AddOutcome::Error;
-        }
-        if newest.size() >= newest.entries() {
-            if newest.contains(h) {
-                return AddOutcome::Present;
-            }
-            if self.options() & NO_SCALING != 0 {
-                return AddOutcome::Full;
-            }
-            if let Err(refused) = self.grow(limit) {
-                return refused;
-            }
-        }
-        match self
-            .store
-            .links_mut()
-            .last_mut()
-            .map(|target| target.add(h))
-        {
-            Some(true) => AddOutcome::Added,
-            Some(false) => AddOutcome::Present,
-            None => AddOutcome::Error,
-        }
-    }
-
-    /// Appends a link of `entries * growth` capacity and half the error of the
-    /// newest one, unless that would go above `limit`; on failure the chain
-    /// is unchanged.
-    fn grow(&mut self, limit: Option<u64>) -> Result<(), AddOutcome> {
-        let cur = self.links().last().ok_or(AddOutcome::Error)?;
-        let entries = cur.entries().wrapping_mul(u64::from(self.growth()));
-        let error = cur.error() * ERROR_TIGHTENING;
-        let bytes = size_link(entries, error, self.options())
-            .map_err(|_| AddOutcome::Error)?
-            .bytes;
-        let grown = self
-            .size_bytes()
-            .saturating_add(LINK_RECORD)
-            .saturating_add(bytes);
-        if crate::limit::exceeds(limit, grown) {
-            return Err(AddOutcome::OverLimit);
-        }
-        let link =
-            LooseLink::create(entries, error, self.options()).map_err(|_| AddOutcome::Error)?;
-        self.store.push(link).map_err(|_| AddOutcome::Error)
+        add(&mut self.store.links_mut(), h, limit)
     }
 
     /// Whether `item` is (possibly falsely) present.
@@ -322,21 +276,13 @@ impl Chain {
     /// No prefetch pass: speculative execution already overlaps the links'
     /// misses, and on a cache-resident chain the pass only costs (measured).
     pub fn contains_hashed(&self, h: HashPair) -> bool {
-        self.links().iter().rev().any(|link| link.contains(h))
+        contains(&self.links(), h)
     }
 
-    /// Prefetches what adding or checking `h` will read: every probe of the
-    /// newest link (`all`: an add, or a check of a likely present item) or
-    /// only its first, and the first probe of older links. A hint only.
+    /// Prefetches what adding or checking `h` will read (see [`prefetch`]).
     #[inline]
     pub fn prefetch(&self, h: HashPair, all: bool) {
-        let Some((newest, older)) = self.links().split_last() else {
-            return;
-        };
-        newest.prefetch(h, if all { newest.hashes() } else { 1 });
-        for link in older {
-            link.prefetch(h, 1);
-        }
+        prefetch(&self.links(), h, all)
     }
 
     /// Adds `items` in order, as repeated [`Chain::add_hashed`] under
@@ -349,12 +295,13 @@ impl Chain {
         limit: Option<u64>,
         mut each: impl FnMut(AddOutcome) -> bool,
     ) {
+        let options = self.options();
         crate::prefetch::pipelined(
-            self,
+            &mut self.store.links_mut(),
             items,
-            |c, item| c.hash(item.as_ref()),
-            |c, h| c.prefetch(h, true),
-            |c, h| each(c.add_hashed(h, limit)),
+            |_, item| hash(options, item.as_ref()),
+            |links, h| prefetch(links, h, true),
+            |links, h| each(add(links, h, limit)),
         );
     }
 
@@ -366,13 +313,16 @@ impl Chain {
     /// them all, and one by one their misses would queue).
     pub fn contains_batch<I: AsRef<[u8]>>(&self, items: &[I], mut each: impl FnMut(bool)) {
         let mut recent = RECENT_CHECKS.load(Ordering::Relaxed);
+        let options = self.options();
         crate::prefetch::pipelined(
-            (self, &mut recent),
+            (&*self.links(), &mut recent),
             items,
-            |(c, _), item| c.hash(item.as_ref()),
-            |(c, recent), h| c.prefetch(h, recent.count_ones() > RECENT_MASK.count_ones() / 2),
-            |(c, recent), h| {
-                let present = c.contains_hashed(h);
+            |_, item| hash(options, item.as_ref()),
+            |(links, recent), h| {
+                prefetch(links, h, recent.count_ones() > RECENT_MASK.count_ones() / 2)
+            },
+            |(links, recent), h| {
+                let present = contains(links, h);
                 **recent = (**recent << 1 | u32::from(present)) & RECENT_MASK;
                 each(present);
                 true
@@ -382,26 +332,34 @@ impl Chain {
     }
 
     /// A deep copy (COPY command); fails cleanly when memory is short.
-    pub fn try_clone(&self) -> Result<Chain, crate::alloc::AllocError> {
-        Ok(Chain {
-            store: self.store.try_clone()?,
-        })
+    pub fn try_clone(&self) -> Result<Box<Chain>, crate::alloc::AllocError> {
+        Ok(Chain::of(self.store.try_clone()?))
     }
 
-    /// Every allocation of the chain but the value itself (the block with
-    /// the first bit array, each later bit array), for active
+    /// The bit arrays allocated apart from the chain's block, for active
     /// defragmentation and lazy freeing.
     pub fn for_each_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn crate::alloc::Block)) {
         self.store.for_each_block_mut(f)
     }
 
-    /// What the chain costs the server (MEMORY USAGE): the value and its
-    /// allocations, each in its size class, and the server's records of a
-    /// module value that MEMORY USAGE leaves out ([`SERVER_RECORDS`]). Not
-    /// BF.INFO Size, which is RedisBloom's formula.
+    /// The link records of a chain that has them apart (they point to the
+    /// bit arrays), for active defragmentation.
+    pub fn for_each_linked_block_mut(&mut self, f: &mut dyn FnMut(&mut dyn crate::alloc::Block)) {
+        self.store.for_each_linked_block_mut(f)
+    }
+
+    /// Re-derives what points into the chain's block after the block moved
+    /// (active defragmentation copied it).
+    pub fn moved(&mut self) {
+        self.store.moved()
+    }
+
+    /// What the chain costs the server (MEMORY USAGE): its allocations,
+    /// each in its size class, and the server's records of a module value
+    /// that MEMORY USAGE leaves out ([`SERVER_RECORDS`]). Not BF.INFO Size,
+    /// which is RedisBloom's formula.
     pub fn memory_usage(&self) -> u64 {
-        let value = crate::alloc::size_class(std::mem::size_of::<Chain>() as u64);
-        (SERVER_RECORDS + value).saturating_add(self.store.allocated())
+        SERVER_RECORDS.saturating_add(self.store.allocated())
     }
 
     /// BF.INFO Capacity: sum of link capacities (wrapping like the C sum).
@@ -413,13 +371,11 @@ impl Chain {
 
     /// BF.INFO Size (docs/bloom.md §7): C record sizes of a 64-bit build plus bit arrays.
     pub fn size_bytes(&self) -> u64 {
-        self.links().iter().fold(CHAIN_RECORD, |acc, l| {
-            acc.wrapping_add(LINK_RECORD).wrapping_add(l.bytes())
-        })
+        size_bytes(&self.links())
     }
 
     pub fn num_links(&self) -> usize {
-        self.links().len()
+        self.store.num_links()
     }
 
     /// Total items added to the chain (BF.CARD): the sum of the links'
@@ -445,13 +401,18 @@ impl Chain {
         (self.options() & NO_SCALING == 0).then_some(self.growth())
     }
 
-    pub fn links(&self) -> &[Link] {
+    pub fn links(&self) -> Links<'_> {
         self.store.links()
     }
 
     /// The links, to change their bits and counts (BF.LOADCHUNK, BF.MERGE).
-    pub(crate) fn links_mut(&mut self) -> &mut [Link] {
+    fn links_mut(&mut self) -> LinksMut<'_> {
         self.store.links_mut()
+    }
+
+    /// Link `i`'s bit array.
+    pub fn link_data(&self, i: usize) -> Option<&[u8]> {
+        self.store.link_data(i)
     }
 
     pub fn options(&self) -> u32 {
@@ -476,4 +437,107 @@ fn loose_items(links: &[LooseLink], size: u64) -> Result<(), LoadError> {
     } else {
         Err(LoadError::Invalid("link sizes differ from chain size"))
     }
+}
+
+/// The hash pair of `item` (docs/bloom.md §2) under chain `options`: the
+/// function depends only on FORCE64.
+fn hash(options: u32, item: &[u8]) -> HashPair {
+    if options & FORCE64 != 0 {
+        let a = murmur64a(item, SEED64);
+        HashPair {
+            a,
+            b: murmur64a(item, a),
+        }
+    } else {
+        let a = murmur2(item, SEED32);
+        HashPair {
+            a: u64::from(a),
+            b: u64::from(murmur2(item, a)),
+        }
+    }
+}
+
+/// Membership by pair in `links`; newest link first, as recent items are
+/// likelier. No prefetch pass: speculative execution already overlaps the
+/// links' misses, and on a cache-resident chain the pass only costs
+/// (measured).
+fn contains(links: &[Link], h: HashPair) -> bool {
+    links.iter().rev().any(|link| link.contains(h))
+}
+
+/// Prefetches what adding or checking `h` will read: every probe of the
+/// newest link (`all`: an add, or a check of a likely present item) or
+/// only its first, and the first probe of older links. A hint only.
+#[inline]
+fn prefetch(links: &[Link], h: HashPair, all: bool) {
+    let Some((newest, older)) = links.split_last() else {
+        return;
+    };
+    newest.prefetch(h, if all { newest.hashes() } else { 1 });
+    for link in older {
+        link.prefetch(h, 1);
+    }
+}
+
+/// Adds an item by its pair (docs/bloom.md §6), as [`Chain::add_hashed`].
+fn add(links: &mut LinksMut<'_>, h: HashPair, limit: Option<u64>) -> AddOutcome {
+    let Some((newest, older)) = links.split_last() else {
+        return AddOutcome::Error;
+    };
+    if older.iter().rev().any(|link| link.contains(h)) {
+        return AddOutcome::Present;
+    }
+    // The chain count is the sum of the links' (checked on load): one
+    // that cannot grow refuses the add before any bit is set.
+    let items = links
+        .iter()
+        .fold(0u64, |acc, l| acc.saturating_add(l.size()));
+    if items == u64::MAX {
+        return AddOutcome::Error;
+    }
+    if newest.size() >= newest.entries() {
+        if newest.contains(h) {
+            return AddOutcome::Present;
+        }
+        if links.options() & NO_SCALING != 0 {
+            return AddOutcome::Full;
+        }
+        if let Err(refused) = grow(links, limit) {
+            return refused;
+        }
+    }
+    match links.last_mut().map(|target| target.add(h)) {
+        Some(true) => AddOutcome::Added,
+        Some(false) => AddOutcome::Present,
+        None => AddOutcome::Error,
+    }
+}
+
+/// Appends a link of `entries * growth` capacity and half the error of the
+/// newest one, unless that would take the chain's BF.INFO Size above
+/// `limit`; on failure the chain is unchanged.
+fn grow(links: &mut LinksMut<'_>, limit: Option<u64>) -> Result<(), AddOutcome> {
+    let cur = links.last().ok_or(AddOutcome::Error)?;
+    let entries = cur.entries().wrapping_mul(u64::from(links.growth()));
+    let error = cur.error() * ERROR_TIGHTENING;
+    let options = links.options();
+    let bytes = size_link(entries, error, options)
+        .map_err(|_| AddOutcome::Error)?
+        .bytes;
+    let grown = size_bytes(links)
+        .saturating_add(LINK_RECORD)
+        .saturating_add(bytes);
+    if crate::limit::exceeds(limit, grown) {
+        return Err(AddOutcome::OverLimit);
+    }
+    let link = LooseLink::create(entries, error, options).map_err(|_| AddOutcome::Error)?;
+    links.push(link).map_err(|_| AddOutcome::Error)
+}
+
+/// BF.INFO Size of a chain of `links` (docs/bloom.md §7): C record sizes of
+/// a 64-bit build plus bit arrays.
+fn size_bytes(links: &[Link]) -> u64 {
+    links.iter().fold(CHAIN_RECORD, |acc, l| {
+        acc.wrapping_add(LINK_RECORD).wrapping_add(l.bytes())
+    })
 }

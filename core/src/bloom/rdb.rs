@@ -21,7 +21,7 @@ impl Chain {
         sink.write_unsigned(self.num_links() as u64);
         sink.write_unsigned(u64::from(self.options()));
         sink.write_unsigned(u64::from(self.growth()));
-        for l in self.links() {
+        for l in self.links().iter() {
             sink.write_unsigned(l.entries());
             sink.write_double(l.error());
             sink.write_unsigned(u64::from(l.hashes()));
@@ -34,7 +34,7 @@ impl Chain {
     }
 
     /// Reads a value saved at encoding version `encver` (0..=4).
-    pub fn rdb_load<S: RdbSource>(src: &mut S, encver: i32) -> Result<Chain, LoadError> {
+    pub fn rdb_load<S: RdbSource>(src: &mut S, encver: i32) -> Result<Box<Chain>, LoadError> {
         if !(0..=ENCODING_VERSION).contains(&encver) {
             return Err(LoadError::Version);
         }

@@ -76,14 +76,14 @@ fn header(size: u64, options: u32, growth: u32, recs: &[Rec]) -> Vec<u8> {
 }
 
 /// `BF.RESERVE ex 0.01 100` + `BF.ADD ex foo`.
-fn reserve_ex_foo() -> Chain {
+fn reserve_ex_foo() -> Box<Chain> {
     let mut c = Chain::new(100, 0.01, 2, false).unwrap();
     assert_eq!(c.add(b"foo"), AddOutcome::Added);
     c
 }
 
 /// A chain of several links with items "0".."n".
-fn scaled_chain(n: u32) -> Chain {
+fn scaled_chain(n: u32) -> Box<Chain> {
     let mut c = Chain::new(10, 0.01, 2, false).unwrap();
     for i in 0..n {
         c.add(i.to_string().as_bytes());
@@ -104,7 +104,7 @@ fn dump_chunks(c: &Chain) -> Vec<(i64, Vec<u8>)> {
 
 fn same_chain(x: &Chain, y: &Chain) {
     assert_eq!(x.encode_header(), y.encode_header());
-    for (lx, ly) in x.links().iter().zip(y.links()) {
+    for (lx, ly) in x.links().iter().zip(y.links().iter()) {
         assert_eq!(lx.data(), ly.data());
     }
 }
@@ -115,19 +115,19 @@ fn save(c: &Chain) -> Vec<Primitive> {
     p
 }
 
-fn load(p: &[Primitive], encver: i32) -> Result<Chain, LoadError> {
+fn load(p: &[Primitive], encver: i32) -> Result<Box<Chain>, LoadError> {
     Chain::rdb_load(&mut PrimitiveSource::new(p), encver)
 }
 
-/// A chain is a pointer to one block: the first bit array, 16 bytes of
-/// chain fields and a 64-byte record per link (issue 40). A one-link
-/// filter of capacity 100 is 8 + 224 bytes (RedisBloom: 32 + 64 + 160).
+/// A one-link chain whose fields fit 16 bytes is one block: those 16
+/// bytes, then the bit array; the keyspace points to it (issue 40). A
+/// filter of capacity 100 takes 160 bytes (RedisBloom: 32 + 64 + 160).
 #[test]
 fn one_link_chains_take_one_block() {
-    assert_eq!(std::mem::size_of::<Chain>(), 8);
     assert_eq!(std::mem::size_of::<Link>(), 64);
-    for (capacity, bytes, usage) in [(100, 144, 24 + 8 + 224), (1000, 1384, 24 + 8 + 1536)] {
+    for (capacity, bytes, usage) in [(100, 144, 24 + 160), (1000, 1384, 24 + 1536)] {
         let c = Chain::new(capacity, 0.01, 2, false).unwrap();
+        assert_eq!(std::mem::size_of_val(&*c), 16 + bytes as usize);
         assert_eq!(c.links()[0].bytes(), bytes);
         assert_eq!(c.memory_usage(), usage, "capacity {capacity}");
         assert_eq!(
@@ -136,14 +136,51 @@ fn one_link_chains_take_one_block() {
             "BF.INFO Size is RedisBloom's"
         );
     }
-    // Scaled: the block grows by a record, the new bit array is its own.
+    // Scaled: the link records go apart (16 + 2 × 64 bytes), the new bit
+    // array is its own; the first stays in the block.
     let mut c = Chain::new(10, 0.01, 2, false).unwrap();
     for i in 0..15u32 {
         c.add(&i.to_le_bytes());
     }
     assert_eq!(c.num_links(), 2);
     let second = c.links()[1].bytes();
-    assert_eq!(c.memory_usage(), 24 + 8 + 160 + size_class(second));
+    assert_eq!(c.memory_usage(), 24 + 32 + 160 + size_class(second));
+}
+
+/// Fields that do not fit the compact head (here a growth factor above
+/// 255) take the records apart from the start; everything works alike,
+/// and the persisted form does not show which.
+#[test]
+fn chains_too_wide_for_the_compact_head() {
+    let mut wide = Chain::new(100, 0.01, 256, false).unwrap();
+    let mut compact = Chain::new(100, 0.01, 255, false).unwrap();
+    assert_eq!(wide.memory_usage(), 24 + 160 + 80);
+    assert_eq!(compact.memory_usage(), 24 + 160);
+    for i in 0..150u32 {
+        assert_eq!(wide.add(&i.to_le_bytes()), compact.add(&i.to_le_bytes()));
+    }
+    assert_eq!((wide.num_links(), compact.num_links()), (2, 2));
+    assert_eq!(wide.growth(), 256);
+    assert_eq!(compact.growth(), 255);
+    assert_eq!(wide.links()[0], compact.links()[0]);
+    for c in [&wide, &compact] {
+        assert!((0..150u32).all(|i| c.contains(&i.to_le_bytes())));
+        assert_eq!(&load(&save(c), ENCODING_VERSION).unwrap(), c);
+        assert_eq!(&c.try_clone().unwrap(), c);
+    }
+    // A loaded one-link chain compacts when its fields follow from the
+    // four it keeps, and only then.
+    let one = Chain::new(100, 0.01, 2, true).unwrap();
+    let mut p = save(&one);
+    assert_eq!(load(&p, ENCODING_VERSION).unwrap().memory_usage(), 24 + 160);
+    p[7] = Primitive::Double(f64::from_bits(one.links()[0].bpe().to_bits() + 1));
+    let odd = load(&p, ENCODING_VERSION).unwrap();
+    assert_eq!(odd.memory_usage(), 24 + 160 + 80);
+    assert_eq!(
+        odd.links()[0].bpe(),
+        f64::from_bits(one.links()[0].bpe().to_bits() + 1)
+    );
+    assert_eq!(save(&odd), p);
 }
 
 /// A first bit array above 64 KiB is an allocation of its own; everything
@@ -153,7 +190,7 @@ fn large_first_links_stay_apart() {
     let mut c = Chain::new(100_000, 0.01, 2, false).unwrap();
     let bytes = c.links()[0].bytes();
     assert!(bytes > 64 * 1024);
-    assert_eq!(c.memory_usage(), 24 + 8 + 80 + size_class(bytes));
+    assert_eq!(c.memory_usage(), 24 + 16 + 80 + size_class(bytes));
     for i in 0..1000u32 {
         c.add(&i.to_le_bytes());
     }
@@ -410,7 +447,7 @@ fn scandump_16_mib_boundary() {
 #[test]
 fn load_chunk_errors() {
     let mut c = Chain::new(4, 0.1, 2, false).unwrap(); // one 8-byte link
-    c.grow(None).unwrap(); // and a second one: 16 bytes of data space
+    grow(&mut c.links_mut(), None).unwrap(); // and a second one: 16 bytes of data space
     assert_eq!(c.load_chunk(0, b""), Err(ChunkError::BadData));
     assert_eq!(c.load_chunk(-1, b"x"), Err(ChunkError::BadData));
     assert_eq!(c.load_chunk(3, b"abcde"), Err(ChunkError::BadData));
@@ -501,7 +538,7 @@ fn dump_round_trip() {
 }
 
 /// A legacy 32-bit power-of-two chain, as old versions created it.
-fn legacy_chain() -> Chain {
+fn legacy_chain() -> Box<Chain> {
     let s = size_link(100, 0.005, 0).unwrap();
     let rec = Rec {
         bytes: s.bytes,
@@ -843,7 +880,7 @@ fn loaders_refuse_counts_that_disagree() {
     let Primitive::Unsigned(total) = p[0] else {
         panic!()
     };
-    let invalid = |r: Result<Chain, LoadError>| matches!(r, Err(LoadError::Invalid(_)));
+    let invalid = |r: Result<Box<Chain>, LoadError>| matches!(r, Err(LoadError::Invalid(_)));
     assert!(invalid(load(&with(0, total + 1), 4)));
     assert!(invalid(load(&with(0, u64::MAX), 4)));
     // Link 0: entries at 4, count at 11.
@@ -887,7 +924,8 @@ fn a_capacity_zero_link_holds_its_first_item_and_reloads() {
     let mut c = load(&p, 4).unwrap();
     assert_eq!(c.add(b"a"), AddOutcome::Added);
     assert_eq!(c.add(b"b"), AddOutcome::Added);
-    let newest = c.links().last().unwrap();
+    let links = c.links();
+    let newest = links.last().unwrap();
     assert_eq!((c.num_links(), newest.entries(), newest.size()), (2, 0, 1));
     assert!(c.counts_agree());
     let reloaded = load(&save(&c), 4).unwrap();

@@ -23,7 +23,7 @@ const CUCKOO_LEGACY: LegacyDefaults = LegacyDefaults {
 const CUCKOO_MAX_BUCKET_SIZE: u16 = 255;
 
 pub enum Scan {
-    Bloom(Chain),
+    Bloom(Box<Chain>),
     Cuckoo(CuckooFilter),
     Apbf(Apbf),
 }
