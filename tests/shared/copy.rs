@@ -36,11 +36,14 @@ fn pair(source: Flavor, target: Flavor) -> (Server, Server) {
 }
 
 /// The families each module serves, as key names: RedisBloom has no
-/// sliding-window types (`apbf`, the windowed sketch `cmsw`) and no
+/// sliding-window types (`apbf`, the windowed sketch `cmsw`, the windowed
+/// Top-K `topkw`) and no
 /// valkey-bloom filters (`vbf`, type `bloomfltr`, which rsbloom serves in
 /// either Bloom flavour).
 pub(crate) fn families(m: Module) -> &'static [&'static str] {
-    const ALL: [&str; 8] = ["bf", "cf", "cms", "topk", "td", "apbf", "cmsw", "vbf"];
+    const ALL: [&str; 9] = [
+        "bf", "cf", "cms", "topk", "td", "apbf", "cmsw", "topkw", "vbf",
+    ];
     match m {
         Module::Reference => &ALL[..5],
         _ => &ALL,
@@ -100,6 +103,8 @@ pub(crate) fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
         vec!["APBF.ADD", "apbf-time", "a", "b"],
         vec!["CMS.INITBYDIM", "cmsw", "100", "5", "WINDOW", "3600000"],
         vec!["CMS.INCRBY", "cmsw", "a", "3", "b", "4"],
+        vec!["TOPK.RESERVE", "topkw", "5", "WINDOW", "3600000"],
+        vec!["TOPK.ADD", "topkw", "a", "b", "c", "a"],
     ];
     let mut keys = Vec::new();
     for cmd in cmds
@@ -145,7 +150,7 @@ fn family_read(key: &str) -> Vec<&str> {
         "bf" | "vbf" => vec!["BF.EXISTS", key, "b"],
         "cf" => vec!["CF.COUNT", key, "a"],
         "cms" | "cmsw" => vec!["CMS.QUERY", key, "a", "b", "z"],
-        "topk" => vec!["TOPK.COUNT", key, "a"],
+        "topk" | "topkw" => vec!["TOPK.COUNT", key, "a"],
         "apbf" => vec!["APBF.EXISTS", key, "a", "b", "z"],
         _ => vec!["TDIGEST.RANK", key, "3"],
     }
@@ -195,7 +200,7 @@ pub(crate) fn reference_loads(f: Flavor) -> bool {
 /// serves (rsbloom everywhere, RedisBloom where it loads), written on each
 /// source in its default configuration, copied to each target (the same).
 /// A cell counts the families verified on the target out of those both
-/// ends serve: eight between rsbloom ends (valkey-bloom's Bloom type
+/// ends serve: nine between rsbloom ends (valkey-bloom's Bloom type
 /// included: a default rsbloom serves it too, the key made by `BF.LOAD`),
 /// five where RedisBloom is on either side (it has neither the
 /// sliding-window types nor valkey-bloom's: a RedisBloom source has no such
