@@ -435,10 +435,12 @@ impl Writer {
     }
 }
 
+/// Creates every family's key (a window's tick answers its shifts, 0).
 fn create(c: &mut Conn, plan: Plan) {
     for f in FAMILIES {
         for cmd in f.create(plan) {
-            assert_eq!(c.cmd(&cmd), ok(), "{cmd:?}");
+            let r = c.cmd(&cmd);
+            assert!(r == ok() || r == int(0), "{cmd:?}: {r:?}");
         }
     }
 }
