@@ -3,7 +3,7 @@
 //! explicit TOPK.TICK times (ticks run ahead of the clock, so reads and
 //! writes see no shift of their own), an idle key aged by its reads,
 //! persistence, hostile payloads, and replicas and AOF replays
-//! byte-identical while the window moves.
+//! byte-identical while the window moves; on all five servers.
 use common::dump::{parse, payload, rdb_version, Prim};
 use common::info::{wait_link_up, wait_replica_synced};
 use common::*;
@@ -105,7 +105,7 @@ fn now_ms(c: &mut Conn) -> u64 {
 
 #[test]
 fn creation_replies_and_errors() {
-    each(|c, resp3| {
+    each_of(all_flavors(), |c, resp3| {
         assert_eq!(line(c, "TOPK.RESERVE w 3 WINDOW 60000 BUCKETS 6"), ok());
         assert_eq!(c.cmd(&["TYPE", "w"]), simple("TopKw-rsb"));
         assert_eq!(line(c, "TOPK.RESERVE p 5 100 4 0.5 window 3600000"), ok());
@@ -202,7 +202,7 @@ fn creation_replies_and_errors() {
 /// same replies, in either protocol, INFO's first four fields included.
 #[test]
 fn one_bucket_answers_as_the_plain_key() {
-    each(|c, resp3| {
+    each_of(all_flavors(), |c, resp3| {
         assert_eq!(line(c, "TOPK.RESERVE p 3 64 4 0.9"), ok());
         assert_eq!(line(c, "TOPK.RESERVE w 3 64 4 0.9 WINDOW 3600000"), ok());
         for cmd in [
@@ -242,7 +242,7 @@ fn one_bucket_answers_as_the_plain_key() {
 /// bucket; the list combines the live buckets.
 #[test]
 fn a_window_moved_by_ticks_expires_old_items() {
-    each(|c, _| {
+    each_of(all_flavors(), |c, _| {
         assert_eq!(
             line(c, "TOPK.RESERVE w 2 64 4 0.9 WINDOW 40000 BUCKETS 4"),
             ok()
@@ -278,7 +278,7 @@ fn a_window_moved_by_ticks_expires_old_items() {
 /// write (the value is unchanged).
 #[test]
 fn reads_age_an_idle_window() {
-    each(|c, _| {
+    each_of(all_flavors(), |c, _| {
         assert_eq!(line(c, "TOPK.RESERVE w 3 WINDOW 200 BUCKETS 4"), ok());
         assert!(!line(c, "TOPK.INCRBY w a 7").is_error());
         let dump = c.cmd(&["DUMP", "w"]);
@@ -301,7 +301,7 @@ fn dumps(c: &mut Conn, keys: &[&str]) -> Vec<Reply> {
 /// and the answers (the aggregate rebuilt from the buckets).
 #[test]
 fn persistence_keeps_the_window() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
         assert_eq!(
@@ -350,7 +350,7 @@ fn persistence_keeps_the_window() {
 /// and answering; the server lives.
 #[test]
 fn hostile_restore_payloads_are_refused() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let s = Server::builder(flavor, Module::Rsbloom)
             .uncompressed_rdb()
             .start();
@@ -418,7 +418,7 @@ fn hostile_restore_payloads_are_refused() {
 /// master. One key also ages by the master's own clock (a 300 ms window).
 #[test]
 fn replicas_and_aof_replays_are_identical_while_the_window_moves() {
-    for flavor in flavors() {
+    for flavor in all_flavors() {
         let mut master = Server::builder(flavor, Module::Rsbloom)
             .aof_fsync_always("no")
             .arg("--repl-diskless-sync-delay")
