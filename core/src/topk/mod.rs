@@ -279,8 +279,13 @@ impl TopK {
 
     /// [`TopK::count`] of an item hashed by [`hash_item`].
     pub fn count_hashed(&self, item: &[u8], hash: &ItemHash) -> u32 {
+        self.count_in(item, hash, self.heap.find(hash.fp, item).is_some())
+    }
+
+    /// [`TopK::count_hashed`] where the caller knows whether the heap
+    /// holds the item.
+    fn count_in(&self, item: &[u8], hash: &ItemHash, in_heap: bool) -> u32 {
         let heap_min = self.heap.min();
-        let in_heap = self.heap.find(hash.fp, item).is_some();
         (0..self.depth)
             .map(|row| self.bucket(self.bucket_index(item, hash, row)))
             .filter(|&(fp, c)| fp == hash.fp && (!in_heap || c >= heap_min))

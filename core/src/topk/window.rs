@@ -250,51 +250,55 @@ impl WindowedTopK {
     /// Every candidate of the window at `now_ms` (each item once, in no
     /// particular order) with its window count.
     pub fn candidates(&self, now_ms: u64) -> Result<Vec<Scored<'_>>, AllocError> {
+        let Some(closed) = self.closed_at(now_ms) else {
+            let live = self.buckets().saturating_sub(self.ring.due(now_ms));
+            let sums = sum_heaps(&self.ring, ages(&self.ring, 0..live))?;
+            let mut out = Vec::new();
+            out.try_reserve_exact(sums.len()).map_err(|_| AllocError)?;
+            out.extend(sums.iter().map(|c| Scored {
+                item: self.closed_item(c),
+                count: c.sum,
+            }));
+            return Ok(out);
+        };
+        let young = self.youngest();
+        // The youngest heap's items, sorted: whether it holds an item is a
+        // search here, not a scan of the heap per candidate.
+        let mut held: Vec<(u32, &[u8], ItemHash)> = Vec::new();
+        held.try_reserve_exact(young.heap.entries().len())
+            .map_err(|_| AllocError)?;
+        held.extend(heap_items(young).map(|i| {
+            let h = hash_item(i);
+            (h.fp, i, h)
+        }));
+        held.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        held.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
+        let in_young = |fp: u32, item: &[u8]| {
+            held.binary_search_by(|h| (h.0, h.1).cmp(&(fp, item)))
+                .is_ok()
+        };
         let mut out = Vec::new();
-        match self.closed_at(now_ms) {
-            Some(closed) => {
-                let young = self.youngest();
-                out.try_reserve_exact(closed.len() + young.heap.entries().len())
-                    .map_err(|_| AllocError)?;
-                for c in closed {
-                    let item = self.closed_item(c);
-                    let count = c.sum + u64::from(young.count_hashed(item, &c.hash));
-                    out.push(Scored { item, count });
-                }
-                let fresh = out.len();
-                for item in heap_items(young) {
-                    let hash = hash_item(item);
-                    if self.find_closed(closed, item, hash.fp).is_none() {
-                        out.push(Scored {
-                            item,
-                            count: self.count(item, now_ms),
-                        });
-                    }
-                }
-                // The youngest heap's own repeats (a restored value may
-                // hold them) side by side; the aggregate's entries are
-                // distinct, and none of the others.
-                if let Some(tail) = out.get_mut(fresh..) {
-                    tail.sort_unstable_by(|a, b| a.item.cmp(b.item));
-                }
-                out.dedup_by(|a, b| a.item == b.item);
-            }
-            None => {
-                let live = self.ring.live(now_ms).collect::<Vec<_>>();
-                let n: usize = live.iter().map(|b| b.heap.entries().len()).sum();
-                out.try_reserve_exact(n).map_err(|_| AllocError)?;
-                for b in &live {
-                    out.extend(heap_items(b).map(|item| Scored { item, count: 0 }));
-                }
-                out.sort_unstable_by(|a, b| a.item.cmp(b.item));
-                out.dedup_by(|a, b| a.item == b.item);
-                for s in &mut out {
-                    let hash = hash_item(s.item);
-                    s.count = live
-                        .iter()
-                        .map(|b| u64::from(b.count_hashed(s.item, &hash)))
-                        .sum();
-                }
+        out.try_reserve_exact(closed.len() + held.len())
+            .map_err(|_| AllocError)?;
+        for c in closed {
+            let item = self.closed_item(c);
+            let y = young.count_in(item, &c.hash, in_young(c.hash.fp, item));
+            out.push(Scored {
+                item,
+                count: c.sum + u64::from(y),
+            });
+        }
+        // Items of the youngest heap alone: in no closed heap.
+        for &(fp, item, ref hash) in &held {
+            if self.find_closed(closed, item, fp).is_none() {
+                let closed_sum: u64 = ages(&self.ring, 1..self.buckets())
+                    .filter_map(|s| self.ring.slots().get(s))
+                    .map(|b| u64::from(b.count_in(item, hash, false)))
+                    .sum();
+                out.push(Scored {
+                    item,
+                    count: closed_sum + u64::from(young.count_in(item, hash, true)),
+                });
             }
         }
         Ok(out)
@@ -410,21 +414,35 @@ fn heap_item(ring: &Ring<TopK>, slot: u32, pos: u32) -> &[u8] {
         .unwrap_or_default()
 }
 
-/// The aggregate of the closed (non-youngest) buckets: each item of their
-/// heaps once, by (fingerprint, bytes), with the sum of their counts of
-/// it. A function of the buckets alone.
+/// Physical positions of the buckets of ages `ages` (0 the youngest).
+fn ages(ring: &Ring<TopK>, ages: std::ops::Range<u64>) -> impl Iterator<Item = usize> + Clone {
+    let (head, n) = (ring.head(), ring.buckets().max(1));
+    ages.map(move |a| ((head + a) % n) as usize)
+}
+
+/// The aggregate of the closed (non-youngest) buckets: a function of the
+/// buckets alone.
 fn build_closed(ring: &Ring<TopK>) -> Result<Vec<Closed>, AllocError> {
-    let head = ring.head() as usize;
-    let closed_slots = || {
-        ring.slots()
-            .iter()
-            .enumerate()
-            .filter(move |&(s, _)| s != head)
-    };
-    let n: usize = closed_slots().map(|(_, b)| b.heap.entries().len()).sum();
+    sum_heaps(ring, ages(ring, 1..ring.buckets()))
+}
+
+/// Each item of the heaps of the buckets at physical positions `slots`
+/// once, by (fingerprint, bytes), with the sum of those buckets' counts of
+/// it. Grouping the heaps' records by item tells which heaps hold it, so
+/// each count is `depth` bucket reads, not a search of a heap.
+fn sum_heaps(
+    ring: &Ring<TopK>,
+    slots: impl Iterator<Item = usize> + Clone,
+) -> Result<Vec<Closed>, AllocError> {
+    let bucket = |s: usize| ring.slots().get(s);
+    let n: usize = (slots.clone())
+        .filter_map(bucket)
+        .map(|b| heap_items(b).count())
+        .sum();
     let mut out = Vec::new();
     out.try_reserve_exact(n).map_err(|_| AllocError)?;
-    for (s, b) in closed_slots() {
+    for s in slots.clone() {
+        let Some(b) = bucket(s) else { continue };
         for (p, e) in b.heap.entries().iter().enumerate() {
             if let Some(item) = e.item() {
                 out.push(Closed {
@@ -437,14 +455,22 @@ fn build_closed(ring: &Ring<TopK>) -> Result<Vec<Closed>, AllocError> {
         }
     }
     let item = |c: &Closed| heap_item(ring, c.slot, c.pos);
-    out.sort_by(|a, b| (a.hash.fp, item(a)).cmp(&(b.hash.fp, item(b))));
-    out.dedup_by(|a, b| a.hash.fp == b.hash.fp && item(a) == item(b));
-    for c in &mut out {
-        let bytes = item(c);
-        c.sum = closed_slots()
-            .map(|(_, b)| u64::from(b.count_hashed(bytes, &c.hash)))
+    out.sort_by(|a, b| (a.hash.fp, item(a), a.slot).cmp(&(b.hash.fp, item(b), b.slot)));
+    let same = |a: &Closed, b: &Closed| a.hash.fp == b.hash.fp && item(a) == item(b);
+    for group in out.chunk_by_mut(|a, b| same(a, b)) {
+        let Some(first) = group.first() else { continue };
+        let (bytes, hash) = (item(first), first.hash);
+        let sum = (slots.clone())
+            .map(|s| {
+                let held = group.binary_search_by_key(&(s as u32), |c| c.slot).is_ok();
+                bucket(s).map_or(0, |b| u64::from(b.count_in(bytes, &hash, held)))
+            })
             .sum();
+        if let Some(first) = group.first_mut() {
+            first.sum = sum;
+        }
     }
+    out.dedup_by(|a, b| same(a, b));
     Ok(out)
 }
 
