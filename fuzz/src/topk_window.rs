@@ -66,7 +66,9 @@ pub fn topk_window_rdb(data: &[u8]) {
         virtual_equals_applied(&w, base.saturating_add(d));
     }
     w.advance(base.saturating_add(w.period_ms()));
-    for item in PROBE_ITEMS {
+    // An item with a NUL byte saves as its C string (docs/topk.md §5.2):
+    // the plain type's known loss, not the window's.
+    for item in PROBE_ITEMS.iter().filter(|i| !i.contains(&0)) {
         let _ = w.youngest_mut().add(item, 3);
     }
     reloaded(&w, base.saturating_add(w.period_ms()));

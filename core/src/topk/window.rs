@@ -264,18 +264,23 @@ impl WindowedTopK {
         let young = self.youngest();
         // The youngest heap's items, sorted: whether it holds an item is a
         // search here, not a scan of the heap per candidate.
-        let mut held: Vec<(u32, &[u8], ItemHash)> = Vec::new();
+        // A record holds its item only under the item's own fingerprint
+        // (a restored value may say otherwise): those first among repeats.
+        let mut held: Vec<(u32, &[u8], bool, ItemHash)> = Vec::new();
         held.try_reserve_exact(young.heap.entries().len())
             .map_err(|_| AllocError)?;
-        held.extend(heap_items(young).map(|i| {
+        held.extend(young.heap.entries().iter().filter_map(|e| {
+            let i = e.item()?;
             let h = hash_item(i);
-            (h.fp, i, h)
+            Some((h.fp, i, e.fp != h.fp, h))
         }));
-        held.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        held.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
         held.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
         let in_young = |fp: u32, item: &[u8]| {
             held.binary_search_by(|h| (h.0, h.1).cmp(&(fp, item)))
-                .is_ok()
+                .ok()
+                .and_then(|i| held.get(i))
+                .is_some_and(|h| !h.2)
         };
         let mut out = Vec::new();
         out.try_reserve_exact(closed.len() + held.len())
@@ -289,7 +294,7 @@ impl WindowedTopK {
             });
         }
         // Items of the youngest heap alone: in no closed heap.
-        for &(fp, item, ref hash) in &held {
+        for &(fp, item, foreign, ref hash) in &held {
             if self.find_closed(closed, item, fp).is_none() {
                 let closed_sum: u64 = ages(&self.ring, 1..self.buckets())
                     .filter_map(|s| self.ring.slots().get(s))
@@ -297,7 +302,7 @@ impl WindowedTopK {
                     .sum();
                 out.push(Scored {
                     item,
-                    count: closed_sum + u64::from(young.count_in(item, hash, true)),
+                    count: closed_sum + u64::from(young.count_in(item, hash, !foreign)),
                 });
             }
         }
@@ -457,12 +462,22 @@ fn sum_heaps(
     let item = |c: &Closed| heap_item(ring, c.slot, c.pos);
     out.sort_by(|a, b| (a.hash.fp, item(a), a.slot).cmp(&(b.hash.fp, item(b), b.slot)));
     let same = |a: &Closed, b: &Closed| a.hash.fp == b.hash.fp && item(a) == item(b);
+    // A record holds its item only under the item's own fingerprint (as
+    // the heap's search finds it; a restored value may say otherwise).
+    let own_fp = |c: &Closed| {
+        bucket(c.slot as usize)
+            .and_then(|b| b.heap.entries().get(c.pos as usize))
+            .is_some_and(|e| e.fp == c.hash.fp)
+    };
     for group in out.chunk_by_mut(|a, b| same(a, b)) {
         let Some(first) = group.first() else { continue };
         let (bytes, hash) = (item(first), first.hash);
         let sum = (slots.clone())
             .map(|s| {
-                let held = group.binary_search_by_key(&(s as u32), |c| c.slot).is_ok();
+                let from = group.partition_point(|c| c.slot < s as u32);
+                let held = (group.get(from..).unwrap_or_default().iter())
+                    .take_while(|c| c.slot == s as u32)
+                    .any(own_fp);
                 bucket(s).map_or(0, |b| u64::from(b.count_in(bytes, &hash, held)))
             })
             .sum();
