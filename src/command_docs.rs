@@ -223,6 +223,15 @@ pub const NO_TIPS: Option<&CStr> = None;
 pub const DONT_CACHE: Option<&CStr> = Some(c"dont_cache");
 
 // Argument lists and complexities shared by several families.
+/// `WINDOW ms` and `BUCKETS n` of the creation commands of windowed
+/// types (rsbloom's; docs/cms-window.md §3.1, docs/topk-window.md §3.1).
+pub const WINDOW_ARG: Arg = block(c"window", &[integer(c"milliseconds")])
+    .token(c"WINDOW")
+    .optional();
+pub const BUCKETS_ARG: Arg = block(c"buckets", &[integer(c"buckets")])
+    .token(c"BUCKETS")
+    .optional();
+
 pub const KEY_ONLY: &[Arg] = &[KEY];
 pub const KEY_ITEM: &[Arg] = &[KEY, string(c"item")];
 pub const KEY_ITEMS: &[Arg] = &[KEY, string(c"item").multiple()];

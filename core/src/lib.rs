@@ -36,6 +36,7 @@ pub const TYPES: &[&ModuleType] = &[
     &cms::TYPE,
     &cms::WINDOW_TYPE,
     &topk::TYPE,
+    &topk::WINDOW_TYPE,
     &tdigest::TYPE,
     &tdigest::WINDOW_TYPE,
     &apbf::TYPE,

@@ -25,6 +25,8 @@ mod cms_window;
 pub use cms_window::{cms_window_model, cms_window_rdb};
 mod topk;
 pub use topk::{topk_args, topk_model, topk_rdb};
+mod topk_window;
+pub use topk_window::{topk_window_model, topk_window_rdb};
 mod tdigest;
 pub use tdigest::{tdigest_args, tdigest_model, tdigest_rdb};
 mod tdigest_window;
@@ -50,7 +52,7 @@ pub const ALLOC_IMPOSSIBLE: u128 = 1 << 47;
 pub type Target = fn(&[u8]);
 
 /// Every target by name (the names of `fuzz/src/bin/*.rs`).
-pub const TARGETS: [(&str, Target); 29] = [
+pub const TARGETS: [(&str, Target); 31] = [
     ("bloom_header", bloom_header),
     ("bloom_chunks", bloom_chunks),
     ("bloom_rdb", bloom_rdb),
@@ -68,6 +70,8 @@ pub const TARGETS: [(&str, Target); 29] = [
     ("topk_rdb", topk_rdb),
     ("topk_args", topk_args),
     ("topk_model", topk_model),
+    ("topk_window_rdb", topk_window_rdb),
+    ("topk_window_model", topk_window_model),
     ("tdigest_rdb", tdigest_rdb),
     ("tdigest_args", tdigest_args),
     ("tdigest_model", tdigest_model),
@@ -216,6 +220,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.extend(cms::seeds());
     out.extend(cms_window::seeds());
     out.extend(topk::seeds());
+    out.extend(topk_window::seeds());
     out.extend(tdigest::seeds());
     out.extend(tdigest_window::seeds());
     out.extend(apbf::seeds());

@@ -1,6 +1,7 @@
 //! COMMAND INFO / COMMAND DOCS of the CMS.* commands, as RedisBloom for
 //! Redis 8.12 registers them (docs/cms.md §1.3). Every literal is
-//! RedisBloom's but CMS.TICK's (rsbloom's, docs/cms-window.md §5).
+//! RedisBloom's but CMS.TICK's and the INIT commands' WINDOW and BUCKETS
+//! (rsbloom's, docs/cms-window.md §3.1, §5).
 
 use std::ffi::CStr;
 
@@ -18,9 +19,23 @@ const CELL_SIZE: Arg = block(
 )
 .optional();
 
-const CMS_INITBYDIM: &[Arg] = &[KEY, integer(c"width"), integer(c"depth"), CELL_SIZE];
+const CMS_INITBYDIM: &[Arg] = &[
+    KEY,
+    integer(c"width"),
+    integer(c"depth"),
+    CELL_SIZE,
+    WINDOW_ARG,
+    BUCKETS_ARG,
+];
 
-const CMS_INITBYPROB: &[Arg] = &[KEY, double(c"error"), double(c"probability"), CELL_SIZE];
+const CMS_INITBYPROB: &[Arg] = &[
+    KEY,
+    double(c"error"),
+    double(c"probability"),
+    CELL_SIZE,
+    WINDOW_ARG,
+    BUCKETS_ARG,
+];
 
 /// The sources are keys of their own (read-only) key spec.
 const CMS_MERGE: &[Arg] = &[

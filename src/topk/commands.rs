@@ -4,18 +4,19 @@
 
 use rsbloom_core::prefetch::pipelined;
 use rsbloom_core::topk::args::{
-    check_incrby_arity, check_reserve_arity, parse_increment, parse_topk_list, parse_topk_reserve,
+    check_incrby_arity, parse_increment, parse_reserve, parse_topk_list, reserve_arity_of,
     INCREMENT_ERROR,
 };
 use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK};
 
-use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
+use super::window::{self, is_windowed, writable};
+use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
 
 const KEY_EXISTS: &str = "TopK: key already exists";
-const NO_KEY: &str = "TopK: key does not exist";
-const NO_MEMORY: &str = "ERR Insufficient memory to create topk data structure";
+pub const NO_KEY: &str = "TopK: key does not exist";
+pub const NO_MEMORY: &str = "ERR Insufficient memory to create topk data structure";
 /// A heap item or a LIST could not be allocated (RedisBloom would abort).
-const OUT_OF_MEMORY: &str = "ERR Insufficient memory";
+pub const OUT_OF_MEMORY: &str = "ERR Insufficient memory";
 
 fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
     args.get(i).ok_or(ReplyError::WrongArity)
@@ -30,7 +31,7 @@ fn min_arity(args: &[RStr], n: usize) -> CmdResult {
 }
 
 /// An item as replies show it: bulk string up to its first NUL, or null.
-fn reply_item(ctx: &Ctx, item: Option<&[u8]>) {
+pub fn reply_item(ctx: &Ctx, item: Option<&[u8]>) {
     match item {
         Some(bytes) => ctx.reply_bulk(bytes),
         None => ctx.reply_null(),
@@ -48,14 +49,19 @@ fn reply_added(ctx: &Ctx, t: &mut TopK, item: &[u8], hash: &ItemHash, inc: u32) 
 // ---------------------------------------------------------------------------
 // TOPK.RESERVE (§4.1)
 
+/// With `WINDOW ms [BUCKETS n]` after the numbers, a windowed Top-K
+/// (docs/topk-window.md §3.1).
 pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    check_reserve_arity(args.len())?;
+    reserve_arity_of(args)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
     // Any existing key, whatever its type, is refused before parsing.
     if !key.get::<TopK>().is_missing() {
         return Err(ReplyError::Text(KEY_EXISTS));
     }
-    let p = parse_topk_reserve(args)?;
+    let (p, w) = parse_reserve(args)?;
+    if let Some(w) = w {
+        return window::reserve(ctx, key, p, w);
+    }
     if let Some(size) = TopK::new_size(p.k, p.width, p.depth) {
         crate::config::check_key_size(ctx, size)?;
     }
@@ -72,8 +78,9 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 
 pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args, 3)?;
-    let mut key = ctx.open_key(arg(args, 1)?, true);
-    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
+    let name = arg(args, 1)?;
+    let mut key = ctx.open_key(name, true);
+    let t = writable(ctx, name, &mut key)?;
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
     if !t.buckets_exceed_cache() {
@@ -111,8 +118,9 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 /// command verbatim); the state is the same either way.
 pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     check_incrby_arity(args.len())?;
-    let mut key = ctx.open_key(arg(args, 1)?, true);
-    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
+    let name = arg(args, 1)?;
+    let mut key = ctx.open_key(name, true);
+    let t = writable(ctx, name, &mut key)?;
     let pairs = args.get(2..).unwrap_or_default().chunks_exact(2);
     ctx.reply_array(pairs.len());
     // The first rejected pair: as many were applied.
@@ -148,17 +156,30 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 // TOPK.QUERY / TOPK.COUNT (§4.4)
 
 pub fn query(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    per_item(ctx, args, |t, item| ctx.reply_bool(t.query(item)))
+    per_item(ctx, args, window::query, |t, item| {
+        ctx.reply_bool(t.query(item))
+    })
 }
 
 pub fn count(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    per_item(ctx, args, |t, item| ctx.reply_int(i64::from(t.count(item))))
+    per_item(ctx, args, window::count, |t, item| {
+        ctx.reply_int(i64::from(t.count(item)))
+    })
 }
 
-/// A reply element per item of a key read (`key item [item ...]`).
-fn per_item(ctx: &Ctx, args: &[RStr], reply: impl Fn(&TopK, &[u8])) -> CmdResult {
+/// A reply element per item of a key read (`key item [item ...]`); a
+/// window's items all by `windowed`.
+fn per_item(
+    ctx: &Ctx,
+    args: &[RStr],
+    windowed: fn(&Ctx, &Key, &[RStr]) -> CmdResult,
+    reply: impl Fn(&TopK, &[u8]),
+) -> CmdResult {
     min_arity(args, 3)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
+    if is_windowed(&key) {
+        return windowed(ctx, &key, args.get(2..).unwrap_or_default());
+    }
     let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
     let items = args.get(2..).unwrap_or_default();
     ctx.reply_array(items.len());
@@ -174,6 +195,9 @@ fn per_item(ctx: &Ctx, args: &[RStr], reply: impl Fn(&TopK, &[u8])) -> CmdResult
 pub fn list(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let with_count = parse_topk_list(args)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
+    if is_windowed(&key) {
+        return window::list(ctx, &key, with_count);
+    }
     let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
     let listed = t.list().map_err(|_| ReplyError::Text(OUT_OF_MEMORY))?;
     ctx.reply_array(listed.len() * if with_count { 2 } else { 1 });
@@ -191,6 +215,9 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     }
     let mut key = ctx.open_key(arg(args, 1)?, false);
+    if is_windowed(&key) {
+        return window::info(ctx, &key);
+    }
     let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
     ctx.reply_map(4);
     for (name, value) in [("k", t.k()), ("width", t.width()), ("depth", t.depth())] {

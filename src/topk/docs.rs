@@ -1,5 +1,7 @@
 //! COMMAND INFO / COMMAND DOCS of the TOPK.* commands, as RedisBloom 8.x
-//! registers them (docs/topk.md §1.3). Every literal is RedisBloom's.
+//! registers them (docs/topk.md §1.3). Every literal is RedisBloom's but
+//! TOPK.TICK's and TOPK.RESERVE's WINDOW and BUCKETS (rsbloom's,
+//! docs/topk-window.md §3.1, §5).
 
 use std::ffi::CStr;
 
@@ -13,7 +15,11 @@ const TOPK_RESERVE: &[Arg] = &[
         &[integer(c"width"), integer(c"depth"), double(c"decay")],
     )
     .optional(),
+    WINDOW_ARG,
+    BUCKETS_ARG,
 ];
+
+const TOPK_TICK: &[Arg] = &[KEY, integer(c"unix-time-milliseconds")];
 
 const TOPK_INCRBY: &[Arg] = &[
     KEY,
@@ -46,4 +52,6 @@ pub static DOCS: &[Doc] = &[
         c"O(k*log(k)) where k is the value of top-k", TOPK_LIST),
     doc(c"TOPK.QUERY",    -3, Ro, c"2.0.0", NO_TIPS, c"Checks whether one or more items are in a sketch", O_N, KEY_ITEMS),
     doc(c"TOPK.RESERVE",  -3, Rw, c"2.0.0", NO_TIPS, c"Initializes a Top-K sketch with specified parameters", O_1, TOPK_RESERVE),
+    doc(c"TOPK.TICK",     3,  Rw, c"0.1.0", NO_TIPS, c"Ages a windowed Top-K to the given time (how the master's clock reaches replicas)",
+        c"O(B * (w * d + k)) for the buckets that expire, then O(n * B * d) for the n items of the closed buckets' heaps", TOPK_TICK),
 ];

@@ -417,7 +417,8 @@ fn cms_acl_category() {
 }
 
 /// The Top-K commands (docs/topk.md §1.2): category `topk` plus exactly
-/// the read/write/fast words of RedisBloom 8.x (TOPK.COUNT in `@read`).
+/// the read/write/fast words of RedisBloom 8.x (TOPK.COUNT in `@read`);
+/// TOPK.TICK, the clock of windowed Top-Ks, is in `@write @fast` only.
 #[test]
 fn topk_acl_category() {
     const TOPK: [&str; 7] = [
@@ -451,9 +452,12 @@ fn topk_acl_category() {
         );
         assert_eq!(
             topk_in(&mut c, "write"),
-            ["topk.add", "topk.incrby", "topk.reserve"]
+            ["topk.add", "topk.incrby", "topk.reserve", "topk.tick"]
         );
-        assert_eq!(topk_in(&mut c, "fast"), ["topk.info", "topk.reserve"]);
+        assert_eq!(
+            topk_in(&mut c, "fast"),
+            ["topk.info", "topk.reserve", "topk.tick"]
+        );
         assert_eq!(
             c.cmd(&["ACL", "SETUSER", "t", "on", ">pw", "~*", "+@topk"]),
             ok()
@@ -470,6 +474,11 @@ fn topk_acl_category() {
         let mut r = user_conn(&s, "r");
         assert_eq!(r.cmd(&["TOPK.COUNT", "k", "x"]), arr(vec![int(1)]));
         assert!(is_noperm(&r.cmd(&["TOPK.ADD", "k", "x"])));
+        // A window: made, written and read by `@topk`; its tick is not.
+        assert_eq!(t.cmd(&["TOPK.RESERVE", "w", "3", "WINDOW", "60000"]), ok());
+        assert!(!t.cmd(&["TOPK.ADD", "w", "x"]).is_error());
+        assert!(is_noperm(&t.cmd(&["TOPK.TICK", "w", "1"])));
+        assert_eq!(r.cmd(&["TOPK.COUNT", "w", "x"]), arr(vec![int(1)]));
     }
 }
 

@@ -114,11 +114,15 @@ const ROWS: &[Row] = &[
     Row { name: "cms.initbydim", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
           summary: "Initializes a Count-Min Sketch to dimensions specified by user", complexity: "O(1)",
           args: "key:key width:integer depth:integer \
-                 cellsize:block{optional}(cell_size:pure-token[CELL_SIZE] size:integer)" },
+                 cellsize:block{optional}(cell_size:pure-token[CELL_SIZE] size:integer) \
+                 window:block[WINDOW]{optional}(milliseconds:integer) \
+                 buckets:block[BUCKETS]{optional}(buckets:integer)" },
     Row { name: "cms.initbyprob", arity: -4, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
           summary: "Initializes a Count-Min Sketch to accommodate requested tolerances.", complexity: "O(1)",
           args: "key:key error:double probability:double \
-                 cellsize:block{optional}(cell_size:pure-token[CELL_SIZE] size:integer)" },
+                 cellsize:block{optional}(cell_size:pure-token[CELL_SIZE] size:integer) \
+                 window:block[WINDOW]{optional}(milliseconds:integer) \
+                 buckets:block[BUCKETS]{optional}(buckets:integer)" },
     Row { name: "cms.merge", arity: -4, flags: "write denyoom movablekeys", key: "RW", since: "2.0.0", tips: "",
           summary: "Merges several sketches into one sketch", complexity: "O(n) where n is the number of sketches",
           args: "key:key numKeys:integer source:key{multiple} \
@@ -151,7 +155,14 @@ const ROWS: &[Row] = &[
           complexity: "O(n) where n is the number of items", args: KEY_ITEMS },
     Row { name: "topk.reserve", arity: -3, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
           summary: "Initializes a Top-K sketch with specified parameters", complexity: "O(1)",
-          args: "key:key topk:integer params:block{optional}(width:integer depth:integer decay:double)" },
+          args: "key:key topk:integer params:block{optional}(width:integer depth:integer decay:double) \
+                 window:block[WINDOW]{optional}(milliseconds:integer) \
+                 buckets:block[BUCKETS]{optional}(buckets:integer)" },
+    // rsbloom's (docs/topk-window.md §5).
+    Row { name: "topk.tick", arity: 3, flags: "write", key: "RW", since: "0.1.0", tips: "",
+          summary: "Ages a windowed Top-K to the given time (how the master's clock reaches replicas)",
+          complexity: "O(B * (w * d + k)) for the buckets that expire, then O(n * B * d) for the n items of the closed buckets' heaps",
+          args: "key:key unix-time-milliseconds:integer" },
 ];
 
 /// Commands with a `history` in COMMAND DOCS (RedisBloom's only one).
@@ -432,7 +443,11 @@ fn command_docs_in_full() {
              {name: key, type: key, key_spec_index: 0} \
              {name: topk, type: integer} \
              {name: params, type: block, flags: [optional], arguments: [\
-             {name: width, type: integer} {name: depth, type: integer} {name: decay, type: double}]}]}",
+             {name: width, type: integer} {name: depth, type: integer} {name: decay, type: double}]} \
+             {name: window, type: block, token: WINDOW, flags: [optional], arguments: [\
+             {name: milliseconds, type: integer}]} \
+             {name: buckets, type: block, token: BUCKETS, flags: [optional], arguments: [\
+             {name: buckets, type: integer}]}]}",
         ),
         // No command info at all: only what the server knows by itself.
         ("CF.COMPACT", "{group: module, module: bf}"),

@@ -37,12 +37,12 @@ fn pair(source: Flavor, target: Flavor) -> (Server, Server) {
 
 /// The families each module serves, as key names: RedisBloom has no
 /// sliding-window types (`apbf`, the windowed sketch `cmsw`, the windowed
-/// digest `tdw`) and no
+/// Top-K `topkw`, the windowed digest `tdw`) and no
 /// valkey-bloom filters (`vbf`, type `bloomfltr`, which rsbloom serves in
 /// either Bloom flavour).
 pub(crate) fn families(m: Module) -> &'static [&'static str] {
-    const ALL: [&str; 9] = [
-        "bf", "cf", "cms", "topk", "td", "apbf", "cmsw", "tdw", "vbf",
+    const ALL: [&str; 10] = [
+        "bf", "cf", "cms", "topk", "td", "apbf", "cmsw", "topkw", "tdw", "vbf",
     ];
     match m {
         Module::Reference => &ALL[..5],
@@ -103,6 +103,8 @@ pub(crate) fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
         vec!["APBF.ADD", "apbf-time", "a", "b"],
         vec!["CMS.INITBYDIM", "cmsw", "100", "5", "WINDOW", "3600000"],
         vec!["CMS.INCRBY", "cmsw", "a", "3", "b", "4"],
+        vec!["TOPK.RESERVE", "topkw", "5", "WINDOW", "3600000"],
+        vec!["TOPK.ADD", "topkw", "a", "b", "c", "a"],
         vec!["TDIGEST.CREATE", "tdw", "WINDOW", "3600000"],
         vec!["TDIGEST.ADD", "tdw", "1", "2", "3", "4.5"],
     ];
@@ -150,7 +152,7 @@ fn family_read(key: &str) -> Vec<&str> {
         "bf" | "vbf" => vec!["BF.EXISTS", key, "b"],
         "cf" => vec!["CF.COUNT", key, "a"],
         "cms" | "cmsw" => vec!["CMS.QUERY", key, "a", "b", "z"],
-        "topk" => vec!["TOPK.COUNT", key, "a"],
+        "topk" | "topkw" => vec!["TOPK.COUNT", key, "a"],
         "apbf" => vec!["APBF.EXISTS", key, "a", "b", "z"],
         _ => vec!["TDIGEST.RANK", key, "3"],
     }

@@ -1,6 +1,7 @@
 //! Atomic slot migration of keys of all five families — Bloom and Cuckoo
 //! filters (small ones, scaled chains and filters of more than 16 MiB),
-//! Count-Min Sketches, Top-K and T-Digests (small and large) — and of
+//! Count-Min Sketches, Top-K and T-Digests (small and large), windowed
+//! Count-Min Sketches and Top-Ks — and of
 //! valkey-bloom's Bloom filters (`bloomfltr`: random seeds, a scaled one, a
 //! non-scaling one that fills up under the writer, an explicitly seeded
 //! one, one of 20 MB) while a client keeps writing to them, on both servers
@@ -52,8 +53,8 @@ const MIGRATED: u16 = 2048;
 /// Writes before the migration starts, and after it completed.
 const WRITES_AROUND: usize = 300;
 
-/// The five families, valkey-bloom's Bloom filters (`bloomfltr`) and
-/// windowed digests (`TDigw-rsb`).
+/// The five families, valkey-bloom's Bloom filters (`bloomfltr`), and the
+/// windowed sketches, Top-Ks and digests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Bloom,
@@ -62,17 +63,21 @@ enum Kind {
     Topk,
     Tdigest,
     ValkeyBloom,
+    Cmsw,
+    Topkw,
     TdigestWindow,
 }
 
 impl Kind {
-    const ALL: [Kind; 7] = [
+    const ALL: [Kind; 9] = [
         Kind::Bloom,
         Kind::Cuckoo,
         Kind::Cms,
         Kind::Topk,
         Kind::Tdigest,
         Kind::ValkeyBloom,
+        Kind::Cmsw,
+        Kind::Topkw,
         Kind::TdigestWindow,
     ];
 
@@ -86,6 +91,8 @@ impl Kind {
             Kind::Cms => "cms",
             Kind::Topk => "topk",
             Kind::Tdigest => "tdigest",
+            Kind::Cmsw => "cms_window",
+            Kind::Topkw => "topk_window",
             Kind::TdigestWindow => "tdigest_window",
             Kind::ValkeyBloom => {
                 return (
@@ -221,29 +228,26 @@ fn small(tags: &[String]) -> Vec<Filter> {
         ];
         let fill = vec![with(sargs(&["TDIGEST.ADD", &td]), values(i, 40))];
         out.push(Filter::new(Kind::Tdigest, td, td_create[v], fill));
-        // Windows whose clock starts at a fixed time, with buckets of
-        // years: a replay of the writes anywhere, any time this decade,
-        // makes the same value (as the type's tour).
-        let tdw = k("tdw");
-        const TEN_YEARS: &str = "315360000000";
-        let tdw_create: [&[&str]; 3] = [
-            &["TDIGEST.CREATE", "WINDOW", TEN_YEARS, "BUCKETS", "2"],
-            &[
-                "TDIGEST.CREATE",
-                "COMPRESSION",
-                "20",
-                "WINDOW",
-                TEN_YEARS,
-                "BUCKETS",
-                "2",
-            ],
-            &["TDIGEST.CREATE", "WINDOW", TEN_YEARS, "BUCKETS", "1"],
-        ];
+        // Windows of two 5-year buckets whose clock starts at a fixed time
+        // (as their types' tours): a replay later makes the same values.
+        let window = ["WINDOW", "315360000000", "BUCKETS", "2"];
+        let start = |key: &str, tick: &str| sargs(&[tick, key, "1700000000000"]);
+        let (cmsw, topkw, tdw) = (k("cmsw"), k("topkw"), k("tdw"));
+        let fill = vec![start(&cmsw, "CMS.TICK"), incrby(&cmsw, items(&cmsw, 0, 40))];
+        let create = [&["CMS.INITBYDIM", "100", "5"][..], &window].concat();
+        out.push(Filter::new(Kind::Cmsw, cmsw, &create, fill));
         let fill = vec![
-            sargs(&["TDIGEST.TICK", &tdw, "1700000000000"]),
+            start(&topkw, "TOPK.TICK"),
+            with(sargs(&["TOPK.ADD", &topkw]), items(&topkw, 0, 40)),
+        ];
+        let create = [&["TOPK.RESERVE", "5", "50", "4", "0.9"][..], &window].concat();
+        out.push(Filter::new(Kind::Topkw, topkw, &create, fill));
+        let fill = vec![
+            start(&tdw, "TDIGEST.TICK"),
             with(sargs(&["TDIGEST.ADD", &tdw]), values(i, 40)),
         ];
-        out.push(Filter::new(Kind::TdigestWindow, tdw, tdw_create[v], fill));
+        let create = [&["TDIGEST.CREATE", "COMPRESSION", "20"][..], &window].concat();
+        out.push(Filter::new(Kind::TdigestWindow, tdw, &create, fill));
     }
     out
 }
@@ -427,11 +431,13 @@ fn draw(rng: &mut SmallRng, f: &Filter, n: usize, compact_key: &str, deleted: &m
         (Kind::Cuckoo, 1) => with(sargs(&["CF.ADDNX", k]), vec![fresh()]),
         (Kind::Cuckoo, 2) => with(sargs(&["CF.DEL", k]), vec![old(rng)]),
         (Kind::Cuckoo, _) => with(sargs(&["CF.INSERT", k, "ITEMS"]), vec![fresh(), old(rng)]),
-        (Kind::Cms, 0 | 1) => incrby(k, vec![fresh()]),
-        (Kind::Cms, _) => incrby(k, vec![old(rng), fresh()]),
-        (Kind::Topk, 0) => with(sargs(&["TOPK.ADD", k]), vec![fresh()]),
-        (Kind::Topk, 1) => with(sargs(&["TOPK.INCRBY", k]), vec![old(rng), b"3".to_vec()]),
-        (Kind::Topk, _) => with(sargs(&["TOPK.ADD", k]), vec![old(rng), fresh()]),
+        (Kind::Cms | Kind::Cmsw, 0 | 1) => incrby(k, vec![fresh()]),
+        (Kind::Cms | Kind::Cmsw, _) => incrby(k, vec![old(rng), fresh()]),
+        (Kind::Topk | Kind::Topkw, 0) => with(sargs(&["TOPK.ADD", k]), vec![fresh()]),
+        (Kind::Topk | Kind::Topkw, 1) => {
+            with(sargs(&["TOPK.INCRBY", k]), vec![old(rng), b"3".to_vec()])
+        }
+        (Kind::Topk | Kind::Topkw, _) => with(sargs(&["TOPK.ADD", k]), vec![old(rng), fresh()]),
         (Kind::Tdigest | Kind::TdigestWindow, _) => {
             with(sargs(&["TDIGEST.ADD", k]), values(n, rng.gen_range(1..4)))
         }

@@ -4,3 +4,4 @@
 mod commands;
 mod differential;
 mod persistence;
+mod window;

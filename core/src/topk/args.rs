@@ -2,6 +2,7 @@
 
 use crate::args::{parse_f64, ranged_i64, ArgError};
 use crate::topk::{DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH};
+use crate::window::{asks_for_window, Taken, WindowErrors, WindowOptions, WindowSpec};
 
 /// Parameters of TOPK.RESERVE.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,6 +56,67 @@ pub fn parse_topk_reserve<A: AsRef<[u8]>>(argv: &[A]) -> Result<TopkReserve, Arg
         depth,
         decay,
     })
+}
+
+/// The errors of TOPK.RESERVE's window options (docs/topk-window.md §3.1).
+const WINDOW_ERRORS: WindowErrors = WindowErrors {
+    window: ArgError::Reply(
+        "TopK: WINDOW must be an integer number of milliseconds in [1, 315360000000]",
+    ),
+    buckets: ArgError::Reply("TopK: BUCKETS must be an integer in [1, 1024]"),
+    below: ArgError::Reply("TopK: WINDOW must be at least BUCKETS milliseconds"),
+};
+const UNKNOWN_ARGUMENT: ArgError = ArgError::Reply("TopK: unknown argument");
+const DUPLICATE: ArgError = ArgError::Reply("TopK: duplicate argument");
+
+/// TOPK.RESERVE's window options, if the call has them: token/value pairs
+/// after `topk` (an odd count) or after `decay` (an even one), `WINDOW`
+/// among the tokens. RedisBloom answers every such call with the arity
+/// error, so windows change no reply it gives (docs/topk-window.md §3.1).
+fn window_options<A: AsRef<[u8]>>(argv: &[A]) -> Result<Option<&[A]>, ArgError> {
+    let n = argv.len();
+    if n == 3 || n == 6 {
+        return Ok(None);
+    }
+    let from = if n.is_multiple_of(2) { 6 } else { 3 };
+    match argv.get(from..) {
+        Some(options) if asks_for_window(options) => Ok(Some(options)),
+        _ => Err(ArgError::WrongArity),
+    }
+}
+
+/// TOPK.RESERVE's argument count, windows included (`argv` from the
+/// command name). Checked before the key.
+pub fn reserve_arity_of<A: AsRef<[u8]>>(argv: &[A]) -> Result<(), ArgError> {
+    window_options(argv).map(|_| ())
+}
+
+/// TOPK.RESERVE key topk [width depth decay] [WINDOW ms [BUCKETS n]]: the
+/// parameters, then the window's options each as it comes, then the
+/// window against the buckets.
+pub fn parse_reserve<A: AsRef<[u8]>>(
+    argv: &[A],
+) -> Result<(TopkReserve, Option<WindowSpec>), ArgError> {
+    let Some(options) = window_options(argv)? else {
+        return Ok((parse_topk_reserve(argv)?, None));
+    };
+    let numbers = argv.get(..argv.len() - options.len()).unwrap_or_default();
+    let p = parse_topk_reserve(numbers)?;
+    let (pairs, _) = options.as_chunks::<2>();
+    let mut w = WindowOptions::default();
+    for [token, value] in pairs {
+        match w.take(token.as_ref(), value.as_ref(), &WINDOW_ERRORS)? {
+            Taken::Yes => {}
+            Taken::Again => return Err(DUPLICATE),
+            Taken::No => return Err(UNKNOWN_ARGUMENT),
+        }
+    }
+    Ok((p, w.finish(&WINDOW_ERRORS)?))
+}
+
+/// TOPK.TICK timestamp: Unix milliseconds, ≥ 1.
+pub fn parse_timestamp(arg: &[u8]) -> Result<u64, ArgError> {
+    ranged_i64(arg, 1, i64::MAX, "TopK: invalid timestamp").map(|v| v.unsigned_abs())
 }
 
 /// A range-checked dimension (1..=u32::MAX).
@@ -196,6 +258,77 @@ mod tests {
             );
         }
     }
+
+    /// docs/topk-window.md §3.1: windows only where RedisBloom answers the
+    /// arity error; the numbers, then each option, then the window.
+    #[test]
+    fn reserve_windows() {
+        let w = |span_ms, buckets| Some(WindowSpec { span_ms, buckets });
+        let full = |line: &str| {
+            let a = argv(line);
+            reserve_arity_of(&a)?;
+            parse_reserve(&a)
+        };
+        let ok = |line: &str| full(line).map(|(p, w)| (p.k, p.width, w));
+        assert_eq!(ok("TOPK.RESERVE t 5"), Ok((5, 8, None)));
+        assert_eq!(
+            ok("TOPK.RESERVE t 5 WINDOW 60000"),
+            Ok((5, 8, w(60000, 60)))
+        );
+        assert_eq!(
+            ok("TOPK.RESERVE t 5 buckets 3 window 10"),
+            Ok((5, 8, w(10, 3)))
+        );
+        assert_eq!(
+            ok("TOPK.RESERVE t 5 9 7 1 WINDOW 30"),
+            Ok((5, 9, w(30, 30)))
+        );
+        assert_eq!(
+            ok("TOPK.RESERVE t 5 9 7 1 WINDOW 100 BUCKETS 4"),
+            Ok((5, 9, w(100, 4)))
+        );
+        for line in [
+            "TOPK.RESERVE t 5 WINDOW",
+            "TOPK.RESERVE t 5 BUCKETS 3",
+            "TOPK.RESERVE t 5 8 7 1 WINDOW",
+            "TOPK.RESERVE t 5 8 7 1 BUCKETS 3",
+        ] {
+            assert_eq!(full(line), Err(ArgError::WrongArity), "{line}");
+        }
+        for (line, want) in [
+            ("TOPK.RESERVE t 5 WINDOW 100 BUCKETS", "TopK: invalid width"),
+            ("TOPK.RESERVE t 0 WINDOW 100", "TopK: invalid k"),
+            ("TOPK.RESERVE t 5 WINDOW 0", WINDOW_ERRORS_TEXT),
+            ("TOPK.RESERVE t 5 WINDOW 315360000001", WINDOW_ERRORS_TEXT),
+            ("TOPK.RESERVE t 5 WINDOW 1e3", WINDOW_ERRORS_TEXT),
+            (
+                "TOPK.RESERVE t 5 WINDOW 100 BUCKETS 1025",
+                "TopK: BUCKETS must be an integer in [1, 1024]",
+            ),
+            (
+                "TOPK.RESERVE t 5 WINDOW 10 BUCKETS 11",
+                "TopK: WINDOW must be at least BUCKETS milliseconds",
+            ),
+            (
+                "TOPK.RESERVE t 5 WINDOW 10 WINDOW 10",
+                "TopK: duplicate argument",
+            ),
+            (
+                "TOPK.RESERVE t 5 WINDOW 10 SEED 10",
+                "TopK: unknown argument",
+            ),
+            // Decay forgotten: an odd count, options after k.
+            ("TOPK.RESERVE t 5 8 7 WINDOW 100", "TopK: unknown argument"),
+            ("TOPK.RESERVE t 5 x WINDOW 100", "TopK: invalid width"),
+        ] {
+            assert_eq!(full(line), Err(reply(want)), "{line}");
+        }
+        assert_eq!(parse_timestamp(b"1"), Ok(1));
+        assert_eq!(parse_timestamp(b"0"), Err(reply("TopK: invalid timestamp")));
+    }
+
+    const WINDOW_ERRORS_TEXT: &str =
+        "TopK: WINDOW must be an integer number of milliseconds in [1, 315360000000]";
 
     #[test]
     fn increments() {

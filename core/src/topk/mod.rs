@@ -10,6 +10,7 @@ pub mod args;
 mod decay;
 mod heap;
 mod rdb;
+mod window;
 
 #[cfg(test)]
 mod tests;
@@ -17,6 +18,9 @@ mod tests;
 pub use crate::rdb::LoadError;
 pub use heap::{cstr, Heap, HeapEntry};
 pub use rdb::ENCODING_VERSION;
+pub use window::{
+    Scored, WindowError, WindowedTopK, MAX_WINDOW_BYTES, WINDOW_ENCODING_VERSION, WINDOW_TYPE,
+};
 
 /// The data type (`TYPE` reply, RDB module id).
 pub const TYPE: crate::ModuleType = crate::ModuleType {
@@ -86,7 +90,7 @@ pub struct TopK {
 }
 
 /// The hashes of one item: fingerprint and the first rows together.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ItemHash {
     fp: u32,
     first: [u32; 8],
@@ -270,11 +274,20 @@ impl TopK {
     /// item's fingerprint; for a heap item only buckets at or above the
     /// heap minimum count.
     pub fn count(&self, item: &[u8]) -> u32 {
-        let hash = hash_item(item);
+        self.count_hashed(item, &hash_item(item))
+    }
+
+    /// [`TopK::count`] of an item hashed by [`hash_item`].
+    pub fn count_hashed(&self, item: &[u8], hash: &ItemHash) -> u32 {
+        self.count_in(item, hash, self.heap.find(hash.fp, item).is_some())
+    }
+
+    /// [`TopK::count_hashed`] where the caller knows whether the heap
+    /// holds the item.
+    fn count_in(&self, item: &[u8], hash: &ItemHash, in_heap: bool) -> u32 {
         let heap_min = self.heap.min();
-        let in_heap = self.heap.find(hash.fp, item).is_some();
         (0..self.depth)
-            .map(|row| self.bucket(self.bucket_index(item, &hash, row)))
+            .map(|row| self.bucket(self.bucket_index(item, hash, row)))
             .filter(|&(fp, c)| fp == hash.fp && (!in_heap || c >= heap_min))
             .fold(0, |acc, (_, c)| acc.max(c))
     }
@@ -296,6 +309,13 @@ impl TopK {
         );
         keys.sort_unstable();
         Ok(Listed { keys, entries })
+    }
+
+    /// Empties the sketch (a window's bucket leaving it): buckets and heap
+    /// records zero, the generator state kept.
+    pub fn clear(&mut self) {
+        self.buckets.fill(0);
+        self.heap.entries_mut().fill_with(HeapEntry::default);
     }
 
     /// A deep copy (COPY); fails cleanly when memory is short.

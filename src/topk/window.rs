@@ -1,0 +1,154 @@
+//! TOPK.* on windowed Top-Ks (`TopKw-rsb`, docs/topk-window.md): the same
+//! commands as the plain sketch, each write first aged to the master's
+//! clock (`crate::clock`), each read aged virtually by the reader's.
+
+use rsbloom_core::topk::args::{parse_timestamp, TopkReserve};
+use rsbloom_core::topk::{cstr, TopK, WindowError, WindowedTopK};
+use rsbloom_core::window::WindowSpec;
+
+use super::commands::{reply_item, NO_KEY, NO_MEMORY, OUT_OF_MEMORY};
+use crate::clock::{age_to_clock, Windowed};
+use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
+
+const TOO_LARGE: ReplyError = ReplyError::Text(
+    "TopK: a windowed Top-K holds at most 268435456 bytes of buckets and heap records",
+);
+const BAD_WINDOW: ReplyError =
+    ReplyError::Text("TopK: WINDOW must be at least BUCKETS milliseconds");
+const FUTURE: ReplyError =
+    ReplyError::Text("TopK: timestamp is more than 60 s past the server's clock");
+const TICK: &std::ffi::CStr = c"TOPK.TICK";
+
+impl Windowed for WindowedTopK {
+    fn needs_advance(&self, now_ms: u64) -> bool {
+        WindowedTopK::needs_advance(self, now_ms)
+    }
+
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        WindowedTopK::advance(self, now_ms)
+    }
+}
+
+/// Whether the key holds a windowed Top-K.
+pub fn is_windowed(key: &Key) -> bool {
+    matches!(key.get_shared::<WindowedTopK>(), Lookup::Found(_))
+}
+
+/// The sketch a TOPK.ADD or TOPK.INCRBY on `key` writes to: a plain
+/// Top-K, or a window's youngest bucket once the window is aged to the
+/// master's clock (its tick replicated first).
+pub fn writable<'a>(ctx: &Ctx, name: &RStr, key: &'a mut Key) -> Result<&'a mut TopK, ReplyError> {
+    if !is_windowed(key) {
+        return key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY));
+    }
+    let w = key
+        .get::<WindowedTopK>()
+        .or_missing(ReplyError::Text(NO_KEY))?;
+    age_to_clock(ctx, TICK, name, w);
+    Ok(w.youngest_mut())
+}
+
+/// The end of TOPK.RESERVE with WINDOW: the key is vacant and the numbers
+/// checked; the size limits, then the allocation.
+pub fn reserve(ctx: &Ctx, mut key: Key, p: TopkReserve, w: WindowSpec) -> CmdResult {
+    let size = WindowedTopK::new_size(p.k, p.width, p.depth, w).map_err(window_error)?;
+    crate::config::check_key_size(ctx, size)?;
+    let t = WindowedTopK::new(p.k, p.width, p.depth, p.decay, w).map_err(window_error)?;
+    key.set(Box::new(t));
+    ctx.reply_ok();
+    ctx.propagate();
+    Ok(())
+}
+
+fn window_error(e: WindowError) -> ReplyError {
+    match e {
+        WindowError::TooLarge => TOO_LARGE,
+        // The parser checks the window first.
+        WindowError::Window => BAD_WINDOW,
+        WindowError::OutOfMemory => ReplyError::Text(NO_MEMORY),
+    }
+}
+
+fn windowed<'a>(key: &'a Key) -> Result<&'a WindowedTopK, ReplyError> {
+    key.get_shared::<WindowedTopK>()
+        .or_missing(ReplyError::Text(NO_KEY))
+}
+
+/// TOPK.QUERY on a window: whether each item is in the window's list, as
+/// of the reader's clock.
+pub fn query(ctx: &Ctx, key: &Key, items: &[RStr]) -> CmdResult {
+    let t = windowed(key)?;
+    let listed = t
+        .list(ctx.now_ms())
+        .map_err(|_| ReplyError::Text(OUT_OF_MEMORY))?;
+    ctx.reply_array(items.len());
+    for item in items {
+        let item = item.as_ref();
+        ctx.reply_bool(listed.iter().any(|s| s.item == item));
+    }
+    Ok(())
+}
+
+/// TOPK.COUNT on a window: each item's count over the window.
+pub fn count(ctx: &Ctx, key: &Key, items: &[RStr]) -> CmdResult {
+    let t = windowed(key)?;
+    let now = ctx.now_ms();
+    ctx.reply_array(items.len());
+    for item in items {
+        ctx.reply_int(i64::try_from(t.count(item.as_ref(), now)).unwrap_or(i64::MAX));
+    }
+    Ok(())
+}
+
+/// TOPK.LIST on a window: its k heaviest items, as of the reader's clock.
+pub fn list(ctx: &Ctx, key: &Key, with_count: bool) -> CmdResult {
+    let t = windowed(key)?;
+    let listed = t
+        .list(ctx.now_ms())
+        .map_err(|_| ReplyError::Text(OUT_OF_MEMORY))?;
+    ctx.reply_array(listed.len() * if with_count { 2 } else { 1 });
+    for s in &listed {
+        reply_item(ctx, Some(cstr(s.item)));
+        if with_count {
+            ctx.reply_int(i64::try_from(s.count).unwrap_or(i64::MAX));
+        }
+    }
+    Ok(())
+}
+
+/// TOPK.INFO on a window: the plain fields, then the window's.
+pub fn info(ctx: &Ctx, key: &Key) -> CmdResult {
+    let t = windowed(key)?;
+    let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    ctx.reply_map(8);
+    for (name, value) in [("k", t.k()), ("width", t.width()), ("depth", t.depth())] {
+        ctx.reply_simple(name);
+        ctx.reply_int(i64::from(value));
+    }
+    ctx.reply_simple("decay");
+    ctx.reply_double(t.decay());
+    for (name, value) in [
+        ("window", t.span_ms()),
+        ("buckets", t.buckets()),
+        ("bucket_ms", t.period_ms()),
+        ("last_shift_ms", t.last_shift_ms()),
+    ] {
+        ctx.reply_simple(name);
+        ctx.reply_int(int(value));
+    }
+    Ok(())
+}
+
+/// TOPK.TICK key unix-ms: ages a windowed Top-K to that time; the shifts
+/// due (`clock::tick`: at most 60 s past the master's clock).
+pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
+    let [_, name, ms] = args else {
+        return Err(ReplyError::WrongArity);
+    };
+    let ms = parse_timestamp(ms.as_ref())?;
+    let mut key = ctx.open_key(name, true);
+    let t = key
+        .get::<WindowedTopK>()
+        .or_missing(ReplyError::Text(NO_KEY))?;
+    crate::clock::tick(ctx, t, ms, FUTURE)
+}
