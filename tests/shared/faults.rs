@@ -38,7 +38,7 @@ enum Family {
     Apbf,
 }
 
-/// Write `i` goes to `FAMILIES[i % 9]`, as that family's write `i / 9`.
+/// Write `i` goes to `FAMILIES[i % n]`, as that family's write `i / n` (`n` families).
 const FAMILIES: [Family; 10] = [
     Family::Bloom,
     Family::ValkeyBloom,
