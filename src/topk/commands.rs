@@ -9,14 +9,11 @@ use rsbloom_core::topk::args::{
 };
 use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK};
 
+use super::replies::{reply_item, NO_KEY, NO_MEMORY, OUT_OF_MEMORY};
 use super::window::{self, is_windowed, writable};
 use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
 
 const KEY_EXISTS: &str = "TopK: key already exists";
-pub const NO_KEY: &str = "TopK: key does not exist";
-pub const NO_MEMORY: &str = "ERR Insufficient memory to create topk data structure";
-/// A heap item or a LIST could not be allocated (RedisBloom would abort).
-pub const OUT_OF_MEMORY: &str = "ERR Insufficient memory";
 
 fn arg(args: &[RStr], i: usize) -> Result<&RStr, ReplyError> {
     args.get(i).ok_or(ReplyError::WrongArity)
@@ -27,14 +24,6 @@ fn min_arity(args: &[RStr], n: usize) -> CmdResult {
         Ok(())
     } else {
         Err(ReplyError::WrongArity)
-    }
-}
-
-/// An item as replies show it: bulk string up to its first NUL, or null.
-pub fn reply_item(ctx: &Ctx, item: Option<&[u8]>) {
-    match item {
-        Some(bytes) => ctx.reply_bulk(bytes),
-        None => ctx.reply_null(),
     }
 }
 

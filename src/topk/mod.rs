@@ -3,6 +3,7 @@
 mod commands;
 mod datatype;
 mod docs;
+mod replies;
 mod window;
 
 use crate::family::Family;

@@ -6,7 +6,7 @@ use rsbloom_core::topk::args::{parse_timestamp, TopkReserve};
 use rsbloom_core::topk::{cstr, TopK, WindowError, WindowedTopK};
 use rsbloom_core::window::WindowSpec;
 
-use super::commands::{reply_item, NO_KEY, NO_MEMORY, OUT_OF_MEMORY};
+use super::replies::{reply_item, NO_KEY, NO_MEMORY, OUT_OF_MEMORY};
 use crate::clock::{age_to_clock, Windowed};
 use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
 
