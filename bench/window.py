@@ -658,7 +658,7 @@ def speed(s, fams, rounds, quick):
                 sides.reverse()
             for label, cmd, per_q in sides:
                 if heavy and cmd[0] == "EVAL":
-                    k, pipe = max(50, n // 200), 1
+                    k, pipe = max(50, n // 2000), 1
                 else:
                     k, pipe = n, (60 if per_q == 60 else 16 if weight == 1 else 4)
                 results[(name, label)].append(weight * rate(s, cmd, k, pipe) / per_q)
