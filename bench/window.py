@@ -286,8 +286,8 @@ class Cms(Family):
             " CMS.QUERY against the exact count, as a share of N, over the interval the answer covers"
             " (its buckets) and over exactly the last window (the edge included)"
             % (CMS_W, CMS_D, 100 * eps, CMS_D),
-            ["structure", "answers", "covered: mean |error|", "max |error|", "within [0, ε·N]",
-             "last window: mean |error|", "max |error|"],
+            ["structure", "answers", "covered: mean abs. error", "max abs. error", "within [0, ε·N]",
+             "last window: mean abs. error", "max abs. error"],
             rows,
         )
 
