@@ -42,10 +42,14 @@ fn virtual_equals_applied(s: &WindowedCms, now: u64) {
     assert_eq!(s.count(now), applied.count(now));
 }
 
-/// `WindowedCms::rdb_load` over raw bytes: a loaded value saves exactly
-/// what was read, reads age it as advancing would, and increments, ticks
+/// `WindowedCms::rdb_load` over raw bytes, both encodings: a loaded value
+/// saves exactly what was read (encoding 1), reads age it as advancing would, and increments, ticks
 /// and reloads keep it loadable.
 pub fn cms_window_rdb(data: &[u8]) {
+    // Encoding 0 (with the buckets' sum) loads into what encoding 1 saves.
+    if let Ok(s) = WindowedCms::rdb_load(&mut ByteSource::new(data), 0) {
+        reloaded(&s);
+    }
     let Ok(mut s) = WindowedCms::rdb_load(&mut ByteSource::new(data), WINDOW_ENCODING_VERSION)
     else {
         return;
@@ -112,6 +116,7 @@ pub fn cms_window_model(data: &[u8]) {
                         let v = ring[0].entry(item).or_insert(0);
                         *v = v.checked_add_signed(inc).expect("modelled");
                         assert!(est >= exact(&ring, item, 0));
+                        assert_eq!(query(&s, &[item], now), est, "reply is the window's count");
                     }
                     // Only small cells fill up.
                     Err(_) => assert!(inc > 0 && cs.max() < 1 << 20),

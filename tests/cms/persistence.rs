@@ -11,6 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::diff::{sargs, subject_module, Args};
+use common::dump::{parse, payload, rdb_version, Prim};
 use common::server::Builder;
 use common::*;
 
@@ -614,5 +615,77 @@ fn dump_vectors_812() {
                 arr(vec![int(3), int(1)])
             );
         }
+    }
+}
+
+/// A windowed sketch saved in encoding 0 (with the sum of all buckets,
+/// before the closed sum replaced it: docs/cms-window.md §6) restores,
+/// answers as before and is saved again as encoding 1; a saved sum other
+/// than the buckets' is refused.
+#[test]
+fn windowed_encoding_0_still_restores() {
+    for flavor in flavors() {
+        let s = Server::builder(flavor, Module::Rsbloom)
+            .uncompressed_rdb()
+            .start();
+        let mut c = s.conn();
+        // Buckets of 20 s; the tick runs one bucket ahead of the clock,
+        // so the increments after it see no shift of their own.
+        line(&mut c, "CMS.INITBYDIM w 8 2 WINDOW 60000 BUCKETS 3");
+        assert!(!line(&mut c, "CMS.INCRBY w a 3 b 5").is_error());
+        let start = info_field(&mut c, "w", "last_shift_ms");
+        assert_eq!(
+            c.cmd(&args!["CMS.TICK", "w", (start + 20_000).to_string()]),
+            int(1)
+        );
+        assert!(!line(&mut c, "CMS.INCRBY w a 2 c 1").is_error());
+        let genuine = c.cmd(&["DUMP", "w"]).as_bytes().to_vec();
+        let (id, prims) = parse(&genuine);
+        assert_eq!(id, rsbloom_core::cms::WINDOW_TYPE.id(1));
+        // Header (7 numbers), then each bucket's total and 4-byte counters.
+        let (mut total, mut sum) = (0, vec![0u32; 16]);
+        for pair in prims[7..].chunks(2) {
+            let [Prim::U(t), Prim::S(cells)] = pair else {
+                panic!("{pair:?}")
+            };
+            total += t;
+            for (s, b) in sum.iter_mut().zip(cells.chunks(4)) {
+                *s += u32::from_le_bytes(b.try_into().unwrap());
+            }
+        }
+        let cells = |sum: &[u32]| Prim::S(sum.iter().flat_map(|v| v.to_le_bytes()).collect());
+        let encoding_0 = |total: u64, sum: &[u32]| {
+            let p = [&prims[..7], &[Prim::U(total), cells(sum)], &prims[7..]].concat();
+            payload(
+                rsbloom_core::cms::WINDOW_TYPE.id(0),
+                &p,
+                rdb_version(&genuine),
+            )
+        };
+        let query = |c: &mut Conn, k: &str| c.cmd(&["CMS.QUERY", k, "a", "b", "c", "z"]);
+        assert_eq!(
+            c.cmd(&args!["RESTORE", "old", "0", encoding_0(total, &sum)]),
+            ok()
+        );
+        assert_eq!(query(&mut c, "old"), query(&mut c, "w"));
+        assert_eq!(c.cmd(&["DUMP", "old"]).as_bytes(), &genuine[..]);
+        sum[0] += 1;
+        assert_eq!(
+            c.cmd(&args!["RESTORE", "bad", "0", encoding_0(total, &sum)]),
+            err("ERR Bad data format")
+        );
+        assert_eq!(c.cmd(&["EXISTS", "bad"]), int(0));
+    }
+}
+
+/// A numeric field of CMS.INFO.
+fn info_field(c: &mut Conn, key: &str, name: &str) -> u64 {
+    let Reply::Array(r) = c.cmd(&["CMS.INFO", key]) else {
+        panic!("CMS.INFO {key}")
+    };
+    let at = r.chunks(2).position(|f| f[0].as_bytes() == name.as_bytes());
+    match at.and_then(|i| r.get(2 * i + 1)) {
+        Some(Reply::Int(v)) => *v as u64,
+        other => panic!("{name}: {other:?}"),
     }
 }

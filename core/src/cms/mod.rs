@@ -181,17 +181,33 @@ impl CountMinSketch {
     where
         I: Iterator<Item = usize> + Clone,
     {
+        self.increment_over(&NoBase, cells, inc)
+    }
+
+    /// [`Self::increment_cells`] on top of `base` (a window's closed
+    /// buckets): an increment's range and the reply are those of the sum
+    /// `base + self`; a decrement takes back `self`'s counts only.
+    #[inline]
+    fn increment_over<B: Base, I>(&mut self, base: &B, cells: I, inc: i64) -> Incremented
+    where
+        I: Iterator<Item = usize> + Clone,
+    {
         match self.cell_size {
-            CellSize::One => self.increment_sized::<1, I>(cells, inc),
-            CellSize::Two => self.increment_sized::<2, I>(cells, inc),
-            CellSize::Four => self.increment_sized::<4, I>(cells, inc),
-            CellSize::Eight => self.increment_sized::<8, I>(cells, inc),
+            CellSize::One => self.increment_sized::<1, B, I>(base, cells, inc),
+            CellSize::Two => self.increment_sized::<2, B, I>(base, cells, inc),
+            CellSize::Four => self.increment_sized::<4, B, I>(base, cells, inc),
+            CellSize::Eight => self.increment_sized::<8, B, I>(base, cells, inc),
         }
     }
 
-    /// [`Self::increment_cells`] for `N`-byte counters.
+    /// [`Self::increment_over`] for `N`-byte counters.
     #[inline]
-    fn increment_sized<const N: usize, I>(&mut self, cells: I, inc: i64) -> Incremented
+    fn increment_sized<const N: usize, B: Base, I>(
+        &mut self,
+        base: &B,
+        cells: I,
+        inc: i64,
+    ) -> Incremented
     where
         I: Iterator<Item = usize> + Clone,
     {
@@ -201,29 +217,31 @@ impl CountMinSketch {
         } else {
             Rejected::Underflow
         };
-        // Room for `m` above `v` in 0 ..= max, or below it.
-        let fits = |v: u64, max: u64| {
+        // Room for `m` above `v` (with the base's `b` under it) in
+        // 0 ..= max, or below `v`.
+        let fits = |v: u64, b: u64, max: u64| {
             if up {
-                m <= max.saturating_sub(v)
+                m <= max.saturating_sub(v).saturating_sub(b)
             } else {
                 m <= v
             }
         };
-        if !fits(self.counter, MAX_TOTAL) {
+        if !fits(self.counter, base.total(), MAX_TOTAL) {
             return Err(rejected);
         }
         let max = self.cell_size.max();
         let mut min = u64::MAX;
         for (done, c) in cells.clone().enumerate() {
             let v = cell::load::<N>(&self.cells, c);
-            if !fits(v, max) {
+            let b = base.load::<N>(c);
+            if !fits(v, b, max) {
                 self.shift_cells(cells.take(done), m, !up);
                 return Err(rejected);
             }
-            // Checked: stays within 0 ..= max.
+            // Checked: stays within 0 ..= max, and so does `b + v`.
             let v = shifted(v, m, up);
             cell::store::<N>(&mut self.cells, c, v);
-            min = min.min(v);
+            min = min.min(v.saturating_add(b));
         }
         self.counter = shifted(self.counter, m, up);
         Ok(min)
@@ -319,6 +337,40 @@ fn shifted(v: u64, m: u64, up: bool) -> u64 {
         v.saturating_add(m)
     } else {
         v.saturating_sub(m)
+    }
+}
+
+/// Counts an increment stands on: none for a plain sketch, a window's
+/// closed buckets for its youngest (`window.rs`).
+trait Base {
+    fn total(&self) -> u64;
+    fn load<const N: usize>(&self, cell: usize) -> u64;
+}
+
+/// A plain sketch's base: zero everywhere, folded away by the compiler.
+struct NoBase;
+
+impl Base for NoBase {
+    #[inline]
+    fn total(&self) -> u64 {
+        0
+    }
+
+    #[inline]
+    fn load<const N: usize>(&self, _: usize) -> u64 {
+        0
+    }
+}
+
+impl Base for CountMinSketch {
+    #[inline]
+    fn total(&self) -> u64 {
+        self.counter
+    }
+
+    #[inline]
+    fn load<const N: usize>(&self, cell: usize) -> u64 {
+        cell::load::<N>(&self.cells, cell)
     }
 }
 

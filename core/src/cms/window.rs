@@ -2,15 +2,14 @@
 //! counts of the last `span` milliseconds.
 //!
 //! A ring of `B` buckets, each a sketch of the key's width, depth and cell
-//! size, plus an aggregate sketch equal to the sum of the buckets. An
-//! increment goes to the youngest bucket and to the aggregate; a query
-//! reads the aggregate, minus the buckets a read sees as expired (shifts
-//! due by the reader's clock are applied virtually, nothing is written);
-//! a shift subtracts the oldest bucket from the aggregate and zeroes it,
-//! and it becomes the youngest. Counters are never negative and every
-//! bucket's counter is at most the aggregate's, so a change the aggregate
-//! accepts the bucket accepts too (and a decrement the bucket accepts, the
-//! aggregate accepts): one check each way.
+//! size, plus the sum of the closed buckets (all but the youngest), which
+//! changes only at a shift: derived, never saved. An increment writes the
+//! youngest bucket alone (as fast as a plain sketch's), its range and
+//! reply those of the window's sum `closed + youngest`; a query reads
+//! that sum, minus the buckets a read sees as expired (shifts due by the
+//! reader's clock are applied virtually, nothing is written); a shift
+//! adds the youngest to the closed sum, takes the oldest out of it and
+//! zeroes it, and it becomes the youngest.
 
 use super::batch;
 use super::{
@@ -20,12 +19,13 @@ use super::{
 use crate::alloc::{AllocError, Block};
 use crate::rdb::{LoadError, RdbSink, RdbSource};
 use crate::window::{Ring, WindowSpec};
-/// Most counter bytes of a windowed sketch (buckets and aggregate): its
+/// Most counter bytes of a windowed sketch (buckets and their sum): its
 /// DUMP payload, which the AOF rewrite sends as one RESTORE argument, then
 /// stays well below the 512 MB bulk limit.
 pub const MAX_COUNTER_BYTES: u64 = 256 << 20;
-/// The encoding written and read.
-pub const WINDOW_ENCODING_VERSION: i32 = 0;
+/// The encoding written: the buckets alone. Encoding 0, which also saved
+/// their sum, is still read.
+pub const WINDOW_ENCODING_VERSION: i32 = 1;
 
 /// The data type (`TYPE` reply, RDB module id). rsbloom's own: RedisBloom
 /// cannot load it, and does not know `CMS.TICK` (the probe).
@@ -75,8 +75,8 @@ pub enum WindowError {
 
 #[derive(PartialEq, Eq)]
 pub struct WindowedCms {
-    /// The sum of the buckets.
-    aggregate: CountMinSketch,
+    /// The sum of the closed buckets (all but the youngest).
+    closed: CountMinSketch,
     ring: Ring<CountMinSketch>,
 }
 
@@ -91,7 +91,7 @@ impl WindowedCms {
         Self::new_size(width, depth, cell_size, w)?;
         let sketch = || CountMinSketch::new(width, depth, cell_size).map_err(WindowError::Sketch);
         Ok(WindowedCms {
-            aggregate: sketch()?,
+            closed: sketch()?,
             ring: Ring::new(w, sketch, WindowError::Sketch(CreateError::OutOfMemory))?,
         })
     }
@@ -117,15 +117,15 @@ impl WindowedCms {
     }
 
     pub fn width(&self) -> u64 {
-        self.aggregate.width()
+        self.closed.width()
     }
 
     pub fn depth(&self) -> u64 {
-        self.aggregate.depth()
+        self.closed.depth()
     }
 
     pub fn cell_size(&self) -> CellSize {
-        self.aggregate.cell_size()
+        self.closed.cell_size()
     }
 
     /// The window: its span, buckets and clock.
@@ -138,13 +138,17 @@ impl WindowedCms {
         self.ring.needs_advance(now_ms)
     }
 
-    /// Starts the clock at `now_ms`, or applies the shifts due then: each
-    /// time the oldest bucket leaves the aggregate, is zeroed and becomes
-    /// the youngest. Answers the shifts due.
+    /// Starts the clock at `now_ms`, or applies the shifts due then: at
+    /// the first the youngest joins the closed sum; each time the oldest
+    /// bucket leaves it, is zeroed and becomes the youngest. Answers the
+    /// shifts due.
     pub fn advance(&mut self, now_ms: u64) -> u64 {
-        let aggregate = &mut self.aggregate;
+        if self.ring.due(now_ms) > 0 {
+            self.closed.add(self.ring.youngest());
+        }
+        let closed = &mut self.closed;
         self.ring.advance(now_ms, |b| {
-            aggregate.subtract(b);
+            closed.subtract(b);
             b.cells.fill(0);
             b.counter = 0;
         })
@@ -153,40 +157,24 @@ impl WindowedCms {
     /// The total of increments within the window as of `now_ms`.
     pub fn count(&self, now_ms: u64) -> i64 {
         let gone = (self.ring.expired(now_ms)).fold(0u64, |s, b| s.saturating_add(b.counter));
-        i64::try_from(self.aggregate.counter.saturating_sub(gone)).unwrap_or(i64::MAX)
+        let all = self
+            .closed
+            .counter
+            .saturating_add(self.ring.youngest().counter);
+        i64::try_from(all.saturating_sub(gone)).unwrap_or(i64::MAX)
     }
 
-    /// MEMORY USAGE: the record, the aggregate and the buckets, all of one
-    /// shape (O(1): INFO's accounting asks after every write).
+    /// MEMORY USAGE: the record, the closed sum and the buckets, all of
+    /// one shape (O(1): INFO's accounting asks after every write).
     pub fn size_bytes(&self) -> u64 {
         let sketches = self.ring.buckets().saturating_add(1);
-        (self.aggregate.size_bytes().saturating_mul(sketches)).saturating_add(WINDOW_RECORD_BYTES)
-    }
-
-    #[inline]
-    fn increment_cells<I>(&mut self, cells: I, inc: i64) -> Incremented
-    where
-        I: Iterator<Item = usize> + Clone,
-    {
-        let bucket = self.ring.youngest_mut();
-        if inc >= 0 {
-            let r = self.aggregate.increment_cells(cells.clone(), inc);
-            if r.is_ok() {
-                // Within range: the bucket's counters are at most the aggregate's.
-                let _ = bucket.increment_cells(cells, inc);
-            }
-            r
-        } else {
-            // A decrement takes back increments of the youngest bucket only.
-            bucket.increment_cells(cells.clone(), inc)?;
-            self.aggregate.increment_cells(cells, inc)
-        }
+        (self.closed.size_bytes().saturating_mul(sketches)).saturating_add(WINDOW_RECORD_BYTES)
     }
 
     /// CMS.INCRBY on a window (docs/cms-window.md §1): each increment to the
-    /// youngest bucket and the aggregate, in order; the estimate over the
-    /// window after it, or why nothing changed. Call [`Self::advance`]
-    /// first.
+    /// youngest bucket, in order, within the window's ranges; the estimate
+    /// over the window after it, or why nothing changed. Call
+    /// [`Self::advance`] first.
     pub fn increment_batch<T>(
         &mut self,
         items: &[T],
@@ -194,10 +182,11 @@ impl WindowedCms {
         inc: impl Fn(&T) -> i64,
         mut each: impl FnMut(Incremented),
     ) {
-        let g = self.aggregate.geometry();
+        let g = self.closed.geometry();
         let Some(blocks) = g.blocks(items.len()) else {
             for t in items {
-                each(self.increment_cells(g.cells(item(t)), inc(t)));
+                let (closed, bucket) = (&self.closed, self.ring.youngest_mut());
+                each(bucket.increment_over(closed, g.cells(item(t)), inc(t)));
             }
             return;
         };
@@ -206,12 +195,18 @@ impl WindowedCms {
             self,
             items,
             item,
-            |s, c| s.aggregate.prefetch(c),
-            |s, t, cols| each(s.increment_cells(g.cells_at(cols), inc(t))),
+            |s, c| {
+                s.closed.prefetch(c);
+                s.ring.youngest().prefetch(c);
+            },
+            |s, t, cols| {
+                let (closed, bucket) = (&s.closed, s.ring.youngest_mut());
+                each(bucket.increment_over(closed, g.cells_at(cols), inc(t)))
+            },
         );
     }
 
-    /// The smallest over the rows of the aggregate's counter less the
+    /// The smallest over the rows of the window's counter less the
     /// expired buckets' (`expired` are those, fewer than B).
     #[inline]
     fn query_cells<'a>(
@@ -219,9 +214,11 @@ impl WindowedCms {
         cells: impl Iterator<Item = usize>,
         expired: impl Iterator<Item = &'a CountMinSketch> + Clone,
     ) -> u64 {
+        let youngest = self.ring.youngest();
         cells.fold(u64::MAX, |min, c| {
             let gone = (expired.clone()).fold(0u64, |s, b| s.saturating_add(b.load(c)));
-            min.min(self.aggregate.load(c).saturating_sub(gone))
+            let all = self.closed.load(c).saturating_add(youngest.load(c));
+            min.min(all.saturating_sub(gone))
         })
     }
 
@@ -233,7 +230,7 @@ impl WindowedCms {
             return;
         }
         let expired = self.ring.expired(now_ms);
-        let g = self.aggregate.geometry();
+        let g = self.closed.geometry();
         let Some(blocks) = g.blocks(items.len()) else {
             for t in items {
                 each(self.query_cells(g.cells(t.as_ref()), expired.clone()));
@@ -245,7 +242,10 @@ impl WindowedCms {
             self,
             items,
             T::as_ref,
-            |s, c| s.aggregate.prefetch(c),
+            |s, c| {
+                s.closed.prefetch(c);
+                s.ring.youngest().prefetch(c);
+            },
             |s, _, cols| each(s.query_cells(g.cells_at(cols), expired.clone())),
         );
     }
@@ -253,27 +253,27 @@ impl WindowedCms {
     /// A deep copy (COPY); fails cleanly when memory is short.
     pub fn try_clone(&self) -> Result<Self, AllocError> {
         Ok(WindowedCms {
-            aggregate: self.aggregate.try_clone()?,
+            closed: self.closed.try_clone()?,
             ring: self.ring.try_clone_with(CountMinSketch::try_clone)?,
         })
     }
 
     /// The counter arrays, for active defragmentation and lazy free.
     pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut dyn Block> {
-        std::iter::once(&mut self.aggregate)
+        std::iter::once(&mut self.closed)
             .chain(self.ring.slots_mut().iter_mut())
             .map(|s| s.block_mut())
     }
 
     /// The RDB value (docs/cms-window.md §6): width, depth, cell size,
-    /// span, buckets, head, last shift, then the aggregate and every bucket
-    /// by physical position, each as its total and its counter string.
+    /// span, buckets, head, last shift, then every bucket by physical
+    /// position, each as its total and its counter string.
     pub fn rdb_save<S: RdbSink>(&self, sink: &mut S) {
         for v in [self.width(), self.depth(), self.cell_size().bytes() as u64] {
             sink.write_unsigned(v);
         }
         self.ring.save_header(sink);
-        for s in std::iter::once(&self.aggregate).chain(self.ring.slots()) {
+        for s in self.ring.slots() {
             sink.write_unsigned(s.counter);
             sink.write_buffer(&s.cells);
         }
@@ -281,9 +281,10 @@ impl WindowedCms {
 
     /// Reads a value, refusing any the operations could not have made: a
     /// header out of range, a counter string of another size, a counter
-    /// or total out of range, or an aggregate other than the buckets' sum.
+    /// or total out of range, a window whose sum is out of range, or
+    /// (encoding 0) a saved sum other than the buckets'.
     pub fn rdb_load<S: RdbSource>(src: &mut S, encver: i32) -> Result<Self, LoadError> {
-        if encver != WINDOW_ENCODING_VERSION {
+        if !(0..=WINDOW_ENCODING_VERSION).contains(&encver) {
             return Err(LoadError::UnsupportedVersion);
         }
         let mut h = [0u64; 3];
@@ -304,54 +305,89 @@ impl WindowedCms {
                 counter,
                 cell_size,
             };
-            if s.cells.len() as u64 != len || counter > MAX_TOTAL || !s.cells_in_range() {
+            if s.cells.len() as u64 != len
+                || counter > MAX_TOTAL
+                || !s.cells_in_range()
+                || !s.rows_sum_to_total()
+            {
                 return Err(LoadError::Invalid);
             }
             Ok(s)
         };
-        let aggregate = read(src)?;
+        let saved_sum = if encver == 0 { Some(read(src)?) } else { None };
         let mut ring = Vec::new();
         ring.try_reserve_exact(header.spec.buckets as usize)
             .map_err(|_| LoadError::Invalid)?;
         for _ in 0..header.spec.buckets {
             ring.push(read(src)?);
         }
-        let v = WindowedCms {
-            aggregate,
-            ring: Ring::from_parts(header, ring)?,
-        };
-        if !v.sums_agree() {
-            return Err(LoadError::Invalid);
+        let ring = Ring::from_parts(header, ring)?;
+        let closed = closed_sum(&ring, width, depth, cell_size)?;
+        let v = WindowedCms { closed, ring };
+        if let Some(sum) = saved_sum {
+            let mut all = v.closed.try_clone().map_err(|_| LoadError::Invalid)?;
+            all.add(v.ring.youngest());
+            if all != sum {
+                return Err(LoadError::Invalid);
+            }
         }
         Ok(v)
     }
+}
 
-    /// Whether the aggregate is the buckets' sum, totals and every counter.
-    fn sums_agree(&self) -> bool {
-        let total: u128 = self
-            .ring
-            .slots()
-            .iter()
-            .map(|b| u128::from(b.counter))
-            .sum();
-        let cells = self.aggregate.cells.len() / self.cell_size().bytes();
-        total == u128::from(self.aggregate.counter)
-            && (0..cells).all(|c| {
-                let sum: u128 = self
-                    .ring
-                    .slots()
-                    .iter()
-                    .map(|b| u128::from(b.load(c)))
-                    .sum();
-                sum == u128::from(self.aggregate.load(c))
-            })
+/// The closed buckets' sum (all but the youngest), if the window's sum
+/// (with the youngest) keeps every counter and the total in range.
+fn closed_sum(
+    ring: &Ring<CountMinSketch>,
+    width: u64,
+    depth: u64,
+    cell_size: CellSize,
+) -> Result<CountMinSketch, LoadError> {
+    let mut closed =
+        CountMinSketch::new(width, depth, cell_size).map_err(|_| LoadError::Invalid)?;
+    let cells = closed.cells.len() / cell_size.bytes();
+    let max = cell_size.max();
+    // Each counter at most `max` ≤ 2^63: a sum of two cannot wrap.
+    let within = |a: u64, b: u64, max: u64| a.checked_add(b).filter(|&v| v <= max);
+    for b in (1..ring.buckets()).filter_map(|a| ring.at_age(a)) {
+        closed.counter = within(closed.counter, b.counter, MAX_TOTAL).ok_or(LoadError::Invalid)?;
+        for c in 0..cells {
+            let v = within(closed.load(c), b.load(c), max).ok_or(LoadError::Invalid)?;
+            closed.store(c, v);
+        }
     }
+    let y = ring.youngest();
+    let fits = within(closed.counter, y.counter, MAX_TOTAL).is_some()
+        && (0..cells).all(|c| within(closed.load(c), y.load(c), max).is_some());
+    fits.then_some(closed).ok_or(LoadError::Invalid)
 }
 
 /// The windowed record beside its sketches' (MEMORY USAGE).
 const WINDOW_RECORD_BYTES: u64 = std::mem::size_of::<WindowedCms>() as u64;
 
 impl CountMinSketch {
+    /// Whether every row sums to the total, as in a bucket or a window's
+    /// sum: each change moves one counter a row, all or none (a plain
+    /// sketch may differ: RedisBloom's counters wrap, and MERGE weighs).
+    fn rows_sum_to_total(&self) -> bool {
+        let width = self.width as usize;
+        (0..self.depth() as usize).all(|r| {
+            let row = (r * width..(r + 1) * width).map(|c| u128::from(self.load(c)));
+            row.sum::<u128>() == u128::from(self.counter)
+        })
+    }
+
+    /// Adds `other` (of this shape; the window keeps the sums in range)
+    /// counter by counter, and its total.
+    fn add(&mut self, other: &CountMinSketch) {
+        let cells = self.cells.len() / self.cell_size.bytes();
+        for c in 0..cells {
+            let v = self.load(c).saturating_add(other.load(c));
+            self.store(c, v);
+        }
+        self.counter = self.counter.saturating_add(other.counter);
+    }
+
     /// Subtracts `other` (of this shape, every counter at most this one's)
     /// counter by counter, and its total.
     fn subtract(&mut self, other: &CountMinSketch) {
@@ -367,7 +403,7 @@ impl CountMinSketch {
 impl std::fmt::Debug for WindowedCms {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WindowedCms")
-            .field("aggregate", &self.aggregate)
+            .field("closed", &self.closed)
             .field("ring", &self.ring)
             .finish_non_exhaustive()
     }

@@ -1,5 +1,5 @@
 //! Windowed sketch: a model of exact counts per bucket, virtual expiry
-//! equal to applied shifts, the aggregate invariant, RDB round trips and
+//! equal to applied shifts, the closed sum invariant, RDB round trips and
 //! refusals (docs/cms-window.md).
 
 use super::*;
@@ -35,6 +35,25 @@ fn saved(s: &WindowedCms) -> Vec<Primitive> {
 
 fn load(p: &[Primitive]) -> Result<WindowedCms, LoadError> {
     WindowedCms::rdb_load(&mut PrimitiveSource::new(p), WINDOW_ENCODING_VERSION)
+}
+
+/// Whether the closed sum is that of all buckets but the youngest.
+fn closed_is_sum(s: &WindowedCms) -> bool {
+    let mut sum = CountMinSketch::new(s.width(), s.depth(), s.cell_size()).unwrap();
+    (1..s.ring.buckets()).for_each(|a| sum.add(s.ring.at_age(a).unwrap()));
+    sum == s.closed
+}
+
+/// The encoding-0 form of a value: the sum of every bucket after the
+/// header (primitive 7 on).
+fn encoding_0(s: &WindowedCms) -> Vec<Primitive> {
+    let mut sum = s.closed.try_clone().unwrap();
+    sum.add(s.ring.youngest());
+    let mut p = saved(s);
+    let at = 7;
+    p.insert(at, Primitive::Buffer(sum.cells.to_vec()));
+    p.insert(at, Primitive::Unsigned(sum.counter));
+    p
 }
 
 #[test]
@@ -98,7 +117,7 @@ fn overflow_refused_in_the_aggregate() {
     // The first bucket leaves: room again.
     s.advance(T0 + 100);
     assert_eq!(incr(&mut s, "a", 200), Ok(255));
-    assert!(s.sums_agree());
+    assert!(closed_is_sum(&s));
 }
 
 #[test]
@@ -135,7 +154,7 @@ fn rdb_round_trip_and_refusals() {
     let p = saved(&s);
     assert!(load(&p).unwrap() == s);
     assert_eq!(
-        WindowedCms::rdb_load(&mut PrimitiveSource::new(&p), 1),
+        WindowedCms::rdb_load(&mut PrimitiveSource::new(&p), 2),
         Err(LoadError::UnsupportedVersion)
     );
     let with = |i: usize, v: Primitive| {
@@ -152,14 +171,13 @@ fn rdb_round_trip_and_refusals() {
         (4, u(2000)),
         (5, u(4)),
         (6, u(u64::MAX)),
-        // Aggregate total other than the buckets' sum.
+        // A bucket's total other than each row's sum (an empty one's too).
         (7, u(6)),
-        // A bucket's total.
-        (9, u(0)),
+        (9, u(1)),
     ] {
         assert_eq!(with(i, v.clone()), Err(LoadError::Invalid), "{i} {v:?}");
     }
-    // A counter of the aggregate changed.
+    // A counter of a bucket changed.
     let Primitive::Buffer(mut cells) = p[8].clone() else {
         panic!()
     };
@@ -171,6 +189,53 @@ fn rdb_round_trip_and_refusals() {
     cells.pop();
     assert_eq!(with(8, Primitive::Buffer(cells)), Err(LoadError::Invalid));
     assert_eq!(load(&p[..p.len() - 1]), Err(LoadError::Read));
+}
+
+#[test]
+fn encoding_0_with_its_saved_sum_still_loads() {
+    let mut s = window(1000, 4);
+    s.advance(T0);
+    incr(&mut s, "a", 3).unwrap();
+    s.advance(T0 + 300);
+    incr(&mut s, "b", 4).unwrap();
+    let p = encoding_0(&s);
+    let load0 = |p: &[Primitive]| WindowedCms::rdb_load(&mut PrimitiveSource::new(p), 0);
+    assert!(load0(&p).unwrap() == s);
+    // A saved sum other than the buckets'.
+    let mut q = p.clone();
+    q[7] = Primitive::Unsigned(6);
+    assert_eq!(load0(&q), Err(LoadError::Invalid));
+    let Primitive::Buffer(mut cells) = p[8].clone() else {
+        panic!()
+    };
+    cells[0] ^= 1;
+    q = p.clone();
+    q[8] = Primitive::Buffer(cells);
+    assert_eq!(load0(&q), Err(LoadError::Invalid));
+}
+
+#[test]
+fn a_window_sum_out_of_range_is_refused() {
+    // The youngest bucket made a copy of the older one (200 of "a"): each
+    // in range in 1-byte counters, their sum (the window's) not.
+    let w = WindowSpec {
+        span_ms: 100,
+        buckets: 2,
+    };
+    let mut s = WindowedCms::new(10, 2, CellSize::One, w).unwrap();
+    s.advance(T0);
+    incr(&mut s, "a", 200).unwrap();
+    s.advance(T0 + 50);
+    incr(&mut s, "a", 50).unwrap();
+    let mut p = saved(&s);
+    assert!(load(&p).is_ok());
+    let (young, old) = (
+        8 + 2 * s.ring.head() as usize,
+        8 + 2 * (1 - s.ring.head() as usize),
+    );
+    p[young] = p[old].clone();
+    p[young - 1] = p[old - 1].clone();
+    assert_eq!(load(&p), Err(LoadError::Invalid));
 }
 
 #[derive(Debug, Clone)]
@@ -235,6 +300,10 @@ proptest! {
                         Ok(est) => {
                             *cur = cur.checked_add_signed(n).unwrap();
                             prop_assert!(est >= m.total(i, 0));
+                            // The reply is the window's count, as a read sees it.
+                            let mut read = 0;
+                            s.query_batch(&[&item[..]], now, |v| read = v);
+                            prop_assert_eq!(read, est);
                         }
                         Err(e) => prop_assert!(false, "{e:?}"),
                     }
@@ -248,7 +317,7 @@ proptest! {
                         m.ring.insert(0, HashMap::new());
                     }
                     now = now.max(t);
-                    prop_assert!(s.sums_agree());
+                    prop_assert!(closed_is_sum(&s));
                 }
                 Op::Query(i, d) => {
                     let t = now + d;
@@ -269,5 +338,7 @@ proptest! {
             }
         }
         prop_assert!(load(&saved(&s)).unwrap() == s);
+        let legacy = WindowedCms::rdb_load(&mut PrimitiveSource::new(&encoding_0(&s)), 0);
+        prop_assert!(legacy.unwrap() == s);
     }
 }
