@@ -646,9 +646,26 @@ def rate(s, cmd, n, pipeline):
         sys.exit("%s: %s%s" % (cmd[0], e.stdout, e.stderr))
 
 
+def command_usec(s, name):
+    """INFO commandstats' usec_per_call of `name` since the last RESETSTAT:
+    the time inside the command, without the network, the parsing and the
+    reply's write, which move with the host's noise."""
+    text = s.conn.call("INFO", "commandstats").decode()
+    for line in text.splitlines():
+        if line.startswith("cmdstat_%s:" % name.lower()):
+            fields = dict(kv.split("=") for kv in line.split(":", 1)[1].split(","))
+            return float(fields["usec_per_call"])
+    return float("nan")
+
+
+def is_add(name):
+    return name.split()[0].endswith(("ADD", "INCRBY"))
+
+
 def speed(s, fams, rounds, quick):
     rows = rows_of(fams)
     results = collections.defaultdict(list)
+    usec = collections.defaultdict(list)
     for r in range(rounds):
         for fam, name, weight, win, todays in rows:
             heavy = any(c[0] == "EVAL" for _, c, _ in todays)
@@ -661,7 +678,10 @@ def speed(s, fams, rounds, quick):
                     k, pipe = max(50, n // 2000), 1
                 else:
                     k, pipe = n, (60 if per_q == 60 else 16 if weight == 1 else 4)
+                s.conn.call("CONFIG", "RESETSTAT")
                 results[(name, label)].append(weight * rate(s, cmd, k, pipe) / per_q)
+                if is_add(name):
+                    usec[(name, label)].append(command_usec(s, cmd[0]) / weight * per_q)
     mem = memory(s, fams)
     print("Speed: one-hour windows of 60 one-minute buckets, %d events a minute; %s with rsbloom %s; "
           "%d rounds; items (or questions) per second, medians; ratio = windowed / today's, median of "
@@ -675,6 +695,26 @@ def speed(s, fams, rounds, quick):
             ratio = statistics.median(a / b for a, b in zip(w, t))
             print("| %s | %s | {:,.0f} | %s | {:,.0f} | **%.2f×** |".format(statistics.median(w), statistics.median(t))
                   % (fam, name, label, ratio))
+    print("\nThe adds, where the margin is thin: time inside the command per item (INFO commandstats "
+          "usec_per_call, medians; ratio = today's / windowed, median of per-round ratios), and the "
+          "per-round ratios of both measures:\n")
+    print("| operation | today's way | windowed µs/item | today's µs/item | ratio |")
+    print("|---|---|---:|---:|---:|")
+    lines = []
+    for fam, name, weight, win, todays in rows:
+        if not is_add(name):
+            continue
+        w, wu = results[(name, "window")], usec[(name, "window")]
+        for label, _, _ in todays:
+            t, tu = results[(name, label)], usec[(name, label)]
+            print("| %s | %s | %.3f | %.3f | **%.2f×** |" % (
+                name, label, statistics.median(wu), statistics.median(tu),
+                statistics.median(b / a for a, b in zip(wu, tu))))
+            lines.append("* %s, %s: rate %s; command time %s" % (
+                name, label, " ".join("%.2f" % (a / b) for a, b in zip(w, t)),
+                " ".join("%.2f" % (b / a) for a, b in zip(wu, tu))))
+    print()
+    print("\n".join(lines))
     print()
     print("Memory of one-hour windows (MEMORY USAGE; the windows full, the per-minute keys as filled):\n")
     print("| shape | windowed key | 60 per-minute keys | ratio |")
