@@ -54,7 +54,9 @@ impl Clock {
     /// Whether `advance(now_ms)` changes anything: the clock is not
     /// started, or shifts are due.
     pub fn needs_advance(self, now_ms: u64) -> bool {
-        self.last_shift_ms == 0 || self.due(now_ms) > 0
+        // `due(now_ms) > 0` without its division: every write asks.
+        self.last_shift_ms == 0
+            || now_ms.min(MAX_MS).saturating_sub(self.last_shift_ms) >= self.period_ms.max(1)
     }
 
     /// Starts the clock at `now_ms` (no shift), or moves it by the whole
@@ -113,6 +115,22 @@ mod tests {
         assert_eq!(c.due(10), 0);
         assert_eq!(c.advance(10).last_shift_ms, 1000);
         assert_eq!(c.due(u64::MAX), (MAX_MS - 1000) / 100);
+    }
+
+    proptest::proptest! {
+        /// The division-free test is the division's.
+        #[test]
+        fn needs_advance_is_a_shift_due(
+            last in proptest::prop_oneof![proptest::strategy::Just(0u64), 0..=MAX_MS, proptest::num::u64::ANY],
+            period in 0u64..100_000,
+            now in proptest::num::u64::ANY,
+            near in 0u64..300_000,
+        ) {
+            let c = Clock { last_shift_ms: last, period_ms: period };
+            for t in [now, last.saturating_add(near), last.saturating_sub(near)] {
+                proptest::prop_assert_eq!(c.needs_advance(t), last == 0 || c.due(t) > 0);
+            }
+        }
     }
 
     #[test]
