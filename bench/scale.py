@@ -296,7 +296,9 @@ def measure(name, module, rows, steps, binary, snapshots):
         s = server(name, module, workdir, binary)
         s.start()
         state = {}
-        for row in rows:
+        for i, row in enumerate(rows):
+            # Each row's replica, cluster nodes and copy target start empty.
+            rowdir = os.path.join(workdir, "row%d" % i)
             if mode == "load":
                 load_snapshot(s, files[row], state)
                 out = {"fill s": None}
@@ -313,7 +315,7 @@ def measure(name, module, rows, steps, binary, snapshots):
                 if f:
                     out.update(f(s, row))
                 else:
-                    out.update({"sync": sync, "migrate": migrate, "copy": copy}[step](s, row, workdir, module))
+                    out.update({"sync": sync, "migrate": migrate, "copy": copy}[step](s, row, rowdir, module))
                 print("  %s %s done" % (name, step), file=sys.stderr)
             # The next row goes on from the RDB's state, not the AOF's.
             if "--appendonly" in s.args:
@@ -382,6 +384,11 @@ def main():
                 b = better(metric)
                 ratio = "" if not b or not rs or not ref else "%.2f×" % ((rs / ref) if b > 0 else (ref / rs))
                 lines.append("| %s | %s | %s | %s | %s |" % (label, metric, fmt(rs), fmt(ref), ratio))
+        # A filter's rows as soon as they are measured: a later one may fail.
+        print("\n".join(lines), file=sys.stderr)
+        if a.save:
+            with open(a.save, "w") as f:
+                f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     if a.save:
         with open(a.save, "w") as f:
