@@ -17,6 +17,7 @@ pub mod stream;
 pub mod tdigest;
 pub mod topk;
 pub mod wait;
+pub mod window;
 
 pub use filters::Fam;
 pub use resp::{Conn, Reply};

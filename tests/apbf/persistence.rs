@@ -5,9 +5,13 @@
 //! hostile RESTORE payloads are refused with the server alive and other
 //! keys untouched.
 use common::apbf::{add_range, info, info_int, present, with_items};
-use common::diff::{sargs, Args};
+use common::diff::Args;
 use common::dump::{parse, payload, rdb_version, Prim};
-use common::info::{wait_aof_rewrite, wait_link_up, wait_replica_synced};
+use common::info::wait_aof_rewrite;
+use common::window::{
+    dumps, hostile_restore_payloads, master_and_replica, replay_identical, replica_identical,
+    replicated,
+};
 use common::*;
 use std::time::Duration;
 
@@ -116,26 +120,14 @@ fn aof_with_and_without_preamble() {
     }
 }
 
-/// Every key's DUMP.
-fn dumps(c: &mut Conn, keys: &[&str]) -> Vec<Reply> {
-    keys.iter().map(|k| c.cmd(&["DUMP", k])).collect()
-}
-
 /// A 1-second time window written over 3 s, so it shifts many times: the
 /// replica (fed the master's APBF.TICK) and a replay of the master's AOF
 /// end byte-identical to the master, although they run at other times.
 #[test]
 fn replicas_and_aof_replays_are_identical_with_time_shifts() {
     for flavor in flavors() {
-        let mut master = Server::builder(flavor, Module::Rsbloom)
-            .aof_fsync_always("no")
-            .arg("--repl-diskless-sync-delay")
-            .arg("0")
-            .start();
-        let mut mc = master.conn();
-        let replica = master.start_replica();
-        let mut rc = replica.conn();
-        wait_link_up(&mut rc);
+        let (mut master, replica) = master_and_replica(replicated(flavor));
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
         let keys = ["t", "t2", "c"];
         for cmd in [
             "APBF.RESERVE t TIME 0.1 200 1",
@@ -156,9 +148,7 @@ fn replicas_and_aof_replays_are_identical_with_time_shifts() {
         }
         let shifts = info_int(&mut mc, "t", "Shifts count");
         assert!(shifts >= 20, "{flavor:?}: {shifts} shifts");
-        wait_replica_synced(&mut mc, &mut rc);
-        let on_master = dumps(&mut mc, &keys);
-        assert_eq!(dumps(&mut rc, &keys), on_master, "{flavor:?} replica");
+        let on_master = replica_identical(&mut mc, &mut rc, &keys, flavor);
         // The replica never shifts by its own clock.
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(dumps(&mut rc, &keys), on_master, "{flavor:?} replica later");
@@ -168,82 +158,20 @@ fn replicas_and_aof_replays_are_identical_with_time_shifts() {
         let old = present(&mut rc, "t", "r", 0, 100);
         assert!(old < 30, "{flavor:?}: {old} of 100 expired items");
         drop(mc);
-        master.restart(false);
-        let mut mc = master.conn();
-        assert_eq!(dumps(&mut mc, &keys), on_master, "{flavor:?} AOF replay");
+        replay_identical(&mut master, &keys, &on_master);
     }
 }
 
 // ---------------------------------------------------------------- hostile
 
-fn restore(c: &mut Conn, key: &str, id: u64, prims: &[Prim], version: u16) -> Reply {
-    c.cmd(&args!["RESTORE", key, "0", payload(id, prims, version)])
-}
-
-/// Every crafted variant of a genuine value is refused, or accepted and
-/// then answers every command; the server lives, other keys stay.
+/// [`hostile_restore_payloads`] of a time window holding 150 items.
 #[test]
 fn hostile_restore_payloads_are_refused() {
-    for flavor in flavors() {
-        let s = Server::builder(flavor, Module::Rsbloom)
-            .uncompressed_rdb()
-            .start();
-        let mut c = s.conn();
-        assert_eq!(line(&mut c, "APBF.RESERVE k TIME 0.1 100 60"), ok());
-        add_range(&mut c, "k", "i", 0, 150);
-        c.cmd(&["SET", "str", "bystander"]);
-        let genuine = c.cmd(&["DUMP", "k"]).as_bytes().to_vec();
-        let version = rdb_version(&genuine);
-        let (id, prims) = parse(&genuine);
-        assert_eq!(restore(&mut c, "same", id, &prims, version), ok());
-        assert_eq!(c.cmd(&["DUMP", "same"]).as_bytes(), genuine);
-        let mut variants: Vec<(u64, Vec<Prim>)> = vec![
-            (id | 1, prims.clone()),
-            (id, prims[..prims.len() - 1].to_vec()),
-            (id, [prims.clone(), vec![Prim::U(0)]].concat()),
-            (id, vec![]),
-        ];
-        for field in 0..13 {
-            for v in [0, 1, 2, 13, 1 << 33, u64::MAX, f64::NAN.to_bits()] {
-                let mut p = prims.clone();
-                p[field] = Prim::U(v);
-                variants.push((id, p));
-            }
-        }
-        for cut in [0, 1, 7] {
-            let mut p = prims.clone();
-            if let Prim::S(s) = &mut p[13] {
-                s.truncate(cut);
-            }
-            variants.push((id, p));
-        }
-        let mut accepted = 0;
-        for (i, (vid, p)) in variants.iter().enumerate() {
-            if *p == prims && *vid == id {
-                continue;
-            }
-            let key = format!("h{i}");
-            match restore(&mut c, &key, *vid, p, version) {
-                r if r == ok() => {
-                    accepted += 1;
-                    assert!(!line(&mut c, &format!("APBF.ADD {key} a b")).is_error());
-                    assert!(!line(&mut c, &format!("APBF.EXISTS {key} a")).is_error());
-                    assert!(!line(&mut c, &format!("APBF.INFO {key}")).is_error());
-                    let copy = sargs(&["APBF.SCANDUMP", &key, "0"]);
-                    assert!(!c.cmd(&copy).is_error());
-                }
-                r => {
-                    assert_eq!(r, err("ERR Bad data format"), "variant {i}");
-                    assert_eq!(c.cmd(&["EXISTS", &key]), int(0));
-                }
-            }
-        }
-        // Only the free state fields (head, counts) may take other values.
-        assert!(accepted <= 5 * 7, "{accepted}");
-        alive(&mut c);
-        assert_eq!(c.cmd(&["GET", "str"]), bulk("bystander"));
-        assert_eq!(c.cmd(&["DUMP", "k"]).as_bytes(), genuine);
-    }
+    let read = |c: &mut Conn, k: &str| vec![c.cmd(&with_items("APBF.EXISTS", k, "i", 0, 150))];
+    hostile_restore_payloads(&rsbloom_core::apbf::TYPE, read, |c| {
+        assert_eq!(line(c, "APBF.RESERVE k TIME 0.1 100 60"), ok());
+        add_range(c, "k", "i", 0, 150);
+    });
 }
 
 // ------------------------------------------------------------ full counts
@@ -286,14 +214,8 @@ fn with_inserts(c: &mut Conn, key: &str, full: u64) -> Vec<u8> {
 #[test]
 fn a_full_inserts_count_refuses_adds_and_replicates_the_rest() {
     for flavor in flavors() {
-        let mut master = Server::builder(flavor, Module::Rsbloom)
-            .aof_fsync_always("no")
-            .uncompressed_rdb()
-            .start();
-        let mut mc = master.conn();
-        let replica = master.start_replica();
-        let mut rc = replica.conn();
-        wait_link_up(&mut rc);
+        let (mut master, replica) = master_and_replica(replicated(flavor).uncompressed_rdb());
+        let (mut mc, mut rc) = (master.conn(), replica.conn());
         let keys = ["c", "t"];
         for (key, window) in keys.iter().zip(["COUNT 0.1 10", "TIME 0.1 10 3600"]) {
             let reserve = format!("APBF.RESERVE {key} {window}");
@@ -318,9 +240,7 @@ fn a_full_inserts_count_refuses_adds_and_replicates_the_rest() {
             assert_eq!(present(&mut mc, key, "kept", 0, 2), 2);
             assert_eq!(info_int(&mut mc, key, "Inserts count"), i64::MAX);
         }
-        wait_replica_synced(&mut mc, &mut rc);
-        let on_master = dumps(&mut mc, &keys);
-        assert_eq!(dumps(&mut rc, &keys), on_master, "{flavor:?} replica");
+        let on_master = replica_identical(&mut mc, &mut rc, &keys, flavor);
         assert!(
             !replica.log().contains("sending an error to its master"),
             "{flavor:?}: {}",
@@ -335,8 +255,6 @@ fn a_full_inserts_count_refuses_adds_and_replicates_the_rest() {
         let has = |s: &[u8]| aof.windows(s.len()).any(|w| w == s);
         assert!(has(b"kept:1") && !has(b"refused"), "{flavor:?} AOF");
         drop(mc);
-        master.restart(false);
-        let mut mc = master.conn();
-        assert_eq!(dumps(&mut mc, &keys), on_master, "{flavor:?} AOF replay");
+        replay_identical(&mut master, &keys, &on_master);
     }
 }
