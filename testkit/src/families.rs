@@ -16,3 +16,30 @@ pub fn tour_on(t: &ModuleType, key: &str) -> Vec<Vec<String>> {
         })
         .collect()
 }
+
+/// The types on a ring of time buckets (the windowed CMS, Top-K and
+/// T-Digest): their tour starts the clock with the family's `TICK`.
+pub fn windowed() -> impl Iterator<Item = &'static ModuleType> {
+    TYPES
+        .iter()
+        .copied()
+        .filter(|t| t.tour.iter().any(|c| c[0] == tick(t)))
+}
+
+/// The command that moves a value of `t` to a given time (`<prefix>TICK`;
+/// the windowed types and APBF have it).
+pub fn tick(t: &ModuleType) -> String {
+    format!("{}TICK", t.commands)
+}
+
+/// Sets the configs that make `t`'s tour create a value of `t`, and
+/// RedisBloom's Bloom flavour otherwise.
+pub fn configure(c: &mut crate::Conn, t: &ModuleType) {
+    for (name, value) in t.config {
+        assert_eq!(c.cmd(&["CONFIG", "SET", name, value]), crate::ok());
+    }
+    if t.config.is_empty() {
+        let flavour = ["CONFIG", "SET", "bf.bloom-flavor", "redisbloom"];
+        assert_eq!(c.cmd(&flavour), crate::ok());
+    }
+}

@@ -8,6 +8,7 @@
 //! rules (`+@read`, `+@write`) neither grant nor deny them: operators must
 //! name the commands or use `+@all`.
 use common::diff::{sargs, Args};
+use common::families::{configure, tick, tour_on, ModuleType, TYPES};
 use common::*;
 
 /// RedisBloom's eleven (its test_acl.py): BF.LOAD, registered for the AOF of
@@ -346,10 +347,6 @@ fn prefixed_in(c: &mut Conn, prefix: &str, category: &str) -> Vec<String> {
         .collect()
 }
 
-fn cms_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
-    prefixed_in(c, "cms.", category)
-}
-
 /// docs/cms.md §1.2: every CMS.* command in `@cms` plus exactly its read /
 /// write / fast categories (the INIT commands in `@fast`). CMS.MERGE's
 /// sources are declared keys (Redis 8.12), so key patterns cover them
@@ -361,13 +358,20 @@ fn cms_acl_category() {
         let mut c = s.conn();
         if !c.cmd(&["ACL", "CAT"]).as_array().contains(&bulk("cms")) {
             assert!(c.cmd(&["ACL", "SETUSER", "x", "+@cms"]).is_error());
-            assert_eq!(cms_commands_in(&mut c, "write"), Vec::<String>::new());
+            assert_eq!(prefixed_in(&mut c, "cms.", "write"), Vec::<String>::new());
             continue;
         }
-        assert_eq!(cms_commands_in(&mut c, "cms"), CMS_COMMANDS, "{flavor:?}");
-        assert_eq!(cms_commands_in(&mut c, "read"), ["cms.info", "cms.query"]);
         assert_eq!(
-            cms_commands_in(&mut c, "write"),
+            prefixed_in(&mut c, "cms.", "cms"),
+            CMS_COMMANDS,
+            "{flavor:?}"
+        );
+        assert_eq!(
+            prefixed_in(&mut c, "cms.", "read"),
+            ["cms.info", "cms.query"]
+        );
+        assert_eq!(
+            prefixed_in(&mut c, "cms.", "write"),
             [
                 "cms.incrby",
                 "cms.initbydim",
@@ -377,7 +381,7 @@ fn cms_acl_category() {
             ]
         );
         assert_eq!(
-            cms_commands_in(&mut c, "fast"),
+            prefixed_in(&mut c, "cms.", "fast"),
             ["cms.info", "cms.initbydim", "cms.initbyprob", "cms.tick"]
         );
         for (user, rules) in [
@@ -430,12 +434,7 @@ fn topk_acl_category() {
         "topk.query",
         "topk.reserve",
     ];
-    let topk_in = |c: &mut Conn, cat: &str| -> Vec<String> {
-        names(&c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", cat]))
-            .into_iter()
-            .filter(|n| n.starts_with("topk."))
-            .collect()
-    };
+    let topk_in = |c: &mut Conn, cat: &str| prefixed_in(c, "topk.", cat);
     for flavor in flavors() {
         let s = Server::start(flavor, Module::Rsbloom);
         let mut c = s.conn();
@@ -474,11 +473,6 @@ fn topk_acl_category() {
         let mut r = user_conn(&s, "r");
         assert_eq!(r.cmd(&["TOPK.COUNT", "k", "x"]), arr(vec![int(1)]));
         assert!(is_noperm(&r.cmd(&["TOPK.ADD", "k", "x"])));
-        // A window: made, written and read by `@topk`; its tick is not.
-        assert_eq!(t.cmd(&["TOPK.RESERVE", "w", "3", "WINDOW", "60000"]), ok());
-        assert!(!t.cmd(&["TOPK.ADD", "w", "x"]).is_error());
-        assert!(is_noperm(&t.cmd(&["TOPK.TICK", "w", "1"])));
-        assert_eq!(r.cmd(&["TOPK.COUNT", "w", "x"]), arr(vec![int(1)]));
     }
 }
 
@@ -502,10 +496,7 @@ const TD_WRITE: [&str; 4] = [
 ];
 
 fn tdigest_commands_in(c: &mut Conn, category: &str) -> Vec<String> {
-    names(&c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", category]))
-        .into_iter()
-        .filter(|n| n.starts_with("tdigest."))
-        .collect()
+    prefixed_in(c, "tdigest.", category)
 }
 
 /// Every TDIGEST.* command is in `@tdigest` and in the read/write/fast
@@ -555,15 +546,12 @@ fn tdigest_acl_category() {
             "TDIGEST.QUANTILE t1 0.5",
             "TDIGEST.TRIMMED_MEAN t1 0.1 0.9",
             "TDIGEST.RESET t2",
-            "TDIGEST.CREATE w WINDOW 60000",
-            "TDIGEST.ADD w 1 2 3",
         ] {
             let r = u.cmd(&call.split(' ').collect::<Vec<_>>());
             assert!(!r.is_error(), "{call}: {r:?}");
         }
         assert!(is_noperm(&u.cmd(&["BF.ADD", "b", "x"])));
         assert!(is_noperm(&u.cmd(&["GET", "x"])));
-        assert!(is_noperm(&u.cmd(&["TDIGEST.TICK", "w", "1"])));
     }
 }
 
@@ -616,5 +604,80 @@ fn apbf_acl_category() {
         let mut r = user_conn(&s, "r");
         assert_eq!(line(&mut r, "APBF.EXISTS k x"), arr(vec![int(1)]));
         assert!(is_noperm(&line(&mut r, "APBF.ADD k x")));
+    }
+}
+
+/// A type's ACL category: its commands' prefix, but for the two Bloom
+/// types' and Cuckoo's (RedisBloom's names).
+fn category(t: &ModuleType) -> String {
+    match t.commands {
+        "BF." => "bloom".into(),
+        "CF." => "cuckoo".into(),
+        p => p.trim_end_matches('.').to_lowercase(),
+    }
+}
+
+/// The families whose TICK is in their own category (APBF's: docs/apbf.md
+/// §5); the windowed sketches' TICK is outside theirs.
+const TICK_IN_CATEGORY: &[&str] = &["apbf"];
+
+/// Every type of the table (`TYPES`), by its tour: a `+@<category>` user
+/// runs every command of it but a TICK outside the category, a `+@read`
+/// user exactly those without the `write` flag. A family's TICK, the clock
+/// of its windows, is in `@write` and `@fast`.
+#[test]
+fn every_type_by_category_and_read() {
+    for flavor in flavors() {
+        if !flavor.acl_categories() {
+            continue;
+        }
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        for user in ["fam", "r"] {
+            assert_eq!(c.cmd(&["ACL", "SETUSER", user, "on", ">pw", "~*"]), ok());
+        }
+        assert_eq!(c.cmd(&["ACL", "SETUSER", "r", "+@read"]), ok());
+        let (mut fam, mut r) = (user_conn(&s, "fam"), user_conn(&s, "r"));
+        for t in TYPES {
+            configure(&mut c, t);
+            let cat = category(t);
+            let rule = format!("+@{cat}");
+            assert_eq!(c.cmd(&["ACL", "SETUSER", "fam", "-@all", &rule]), ok());
+            let prefix = t.commands.to_lowercase();
+            let in_cat = prefixed_in(&mut c, &prefix, &cat);
+            let tick = tick(t).to_lowercase();
+            let tick_in_cat = TICK_IN_CATEGORY.contains(&t.family);
+            let ctx = format!("{flavor:?} {}", t.family);
+            if c.cmd(&["COMMAND", "INFO", &tick]).as_array()[0] != Reply::Nil {
+                for other in ["write", "fast"] {
+                    let listed = prefixed_in(&mut c, &prefix, other);
+                    assert!(listed.contains(&tick), "{ctx}: {tick} not in @{other}");
+                }
+                assert_eq!(
+                    in_cat.contains(&tick),
+                    tick_in_cat,
+                    "{ctx}: {tick} in @{cat}"
+                );
+            }
+            for cmd in tour_on(t, &format!("{}:k", t.family)) {
+                let name = cmd[0].to_lowercase();
+                let ctx = format!("{ctx}: {cmd:?}");
+                let in_category = name != tick || tick_in_cat;
+                assert_eq!(in_cat.contains(&name), in_category, "{ctx} in @{cat}");
+                let info = c.cmd(&["COMMAND", "INFO", &name]);
+                let flags = info.as_array()[0].as_array()[2].clone();
+                let writes = flags.as_array().contains(&simple("write"));
+                let by_reader = r.cmd(&cmd);
+                assert_eq!(
+                    is_noperm(&by_reader),
+                    writes,
+                    "{ctx} by +@read: {by_reader:?}"
+                );
+                let by_family = fam.cmd(&cmd);
+                assert_eq!(is_noperm(&by_family), !in_category, "{ctx}: {by_family:?}");
+                let by = if in_category { by_family } else { c.cmd(&cmd) };
+                assert!(!by.is_error(), "{ctx}: {by:?}");
+            }
+        }
     }
 }

@@ -16,6 +16,23 @@ struct Row {
     args: &'static str,
 }
 
+/// The row of a family's TICK (rsbloom's: docs/cms-window.md §5,
+/// docs/topk-window.md §5, docs/tdigest-window.md §4, docs/apbf.md §5), the
+/// same command but for what it ages.
+const fn tick(name: &'static str, summary: &'static str, complexity: &'static str) -> Row {
+    Row {
+        name,
+        arity: 3,
+        flags: "write",
+        key: "RW",
+        since: "0.1.0",
+        tips: "",
+        summary,
+        complexity,
+        args: "key:key unix-time-milliseconds:integer",
+    }
+}
+
 const O_K_LAST: &str = "O(k), where k is the number of hash functions used by the last sub-filter";
 const O_KN_HASH: &str =
     "O(k * n), where k is the number of hash functions and n is the number of items";
@@ -130,10 +147,8 @@ const ROWS: &[Row] = &[
     Row { name: "cms.query", arity: -3, flags: "readonly", key: "RO", since: "2.0.0", tips: "",
           summary: "Returns the count for one or more items in a sketch", complexity: O_N_ITEMS, args: KEY_ITEMS },
     // rsbloom's (docs/cms-window.md §5).
-    Row { name: "cms.tick", arity: 3, flags: "write", key: "RW", since: "0.1.0", tips: "",
-          summary: "Ages a windowed sketch to the given time (how the master's clock reaches replicas)",
-          complexity: "O(n) where n is the number of counters of the buckets that expire",
-          args: "key:key unix-time-milliseconds:integer" },
+    tick("cms.tick", "Ages a windowed sketch to the given time (how the master's clock reaches replicas)",
+         "O(n) where n is the number of counters of the buckets that expire"),
     Row { name: "topk.add", arity: -3, flags: "write denyoom", key: "RW", since: "2.0.0", tips: "",
           summary: "Adds an item to a Top-k sketch. Multiple items can be added at the same time.",
           complexity: "O(n * k) where n is the number of items and k is the depth", args: KEY_ITEMS },
@@ -159,10 +174,8 @@ const ROWS: &[Row] = &[
                  window:block[WINDOW]{optional}(milliseconds:integer) \
                  buckets:block[BUCKETS]{optional}(buckets:integer)" },
     // rsbloom's (docs/topk-window.md §5).
-    Row { name: "topk.tick", arity: 3, flags: "write", key: "RW", since: "0.1.0", tips: "",
-          summary: "Ages a windowed Top-K to the given time (how the master's clock reaches replicas)",
-          complexity: "O(B * (w * d + k)) for the buckets that expire, then O(n * B * d) for the n items of the closed buckets' heaps",
-          args: "key:key unix-time-milliseconds:integer" },
+    tick("topk.tick", "Ages a windowed Top-K to the given time (how the master's clock reaches replicas)",
+         "O(B * (w * d + k)) for the buckets that expire, then O(n * B * d) for the n items of the closed buckets' heaps"),
 ];
 
 /// Commands with a `history` in COMMAND DOCS (RedisBloom's only one).
@@ -613,10 +626,8 @@ const TD_ROWS: &[Row] = &[
                     are equal to the value)",
           complexity: O_N_VALUES, args: TD_KEY_VALUES },
     // rsbloom's (docs/tdigest-window.md §4).
-    Row { name: "tdigest.tick", arity: 3, flags: "write", key: "RW", since: "0.1.0", tips: "",
-          summary: "Ages a windowed t-digest to the given time (how the master's clock reaches replicas)",
-          complexity: "O(N) where N is the number of centroids of the live buckets",
-          args: "key:key unix-time-milliseconds:integer" },
+    tick("tdigest.tick", "Ages a windowed t-digest to the given time (how the master's clock reaches replicas)",
+         "O(N) where N is the number of centroids of the live buckets"),
     Row { name: "tdigest.trimmed_mean", arity: 4, flags: "readonly", key: "RO", since: "2.4.0", tips: "",
           summary: "Returns an estimation of the mean value from the sketch, excluding observation values outside the \
                     low and high cutoff quantiles",
@@ -699,9 +710,8 @@ const AP_ROWS: &[Row] = &[
     Row { name: "apbf.scandump", arity: 3, flags: "readonly", key: "RO", since: "0.1.0", tips: "dont_cache",
           summary: "Saves a sliding-window filter in chunks", complexity: O_N_CAP,
           args: "key:key iterator:integer" },
-    Row { name: "apbf.tick", arity: 3, flags: "write", key: "RW", since: "0.1.0", tips: "",
-          summary: "Ages a time-window filter to the given time (how the master's clock reaches replicas)",
-          complexity: O_N_CAP, args: "key:key unix-time-milliseconds:integer" },
+    tick("apbf.tick", "Ages a time-window filter to the given time (how the master's clock reaches replicas)",
+         O_N_CAP),
 ];
 
 #[test]
@@ -762,6 +772,36 @@ fn bf_merge_declares_every_key() {
                  [flags [RO] begin_search [type index spec [index 2]] \
                  find_keys [type range spec [lastkey -1 keystep 1 limit 0]]]]";
             assert_eq!(render(&info[8]), squash(specs), "{ctx}");
+        }
+    }
+}
+
+/// Every command of every type of the table (`TYPES`, by its prefix) has
+/// its row, but BF.LOAD, BF.MERGE and CF.COMPACT, checked by their own
+/// tests.
+#[test]
+fn every_command_of_the_type_table_has_a_row() {
+    let rows: Vec<&str> = ROWS
+        .iter()
+        .chain(TD_ROWS)
+        .chain(AP_ROWS)
+        .map(|r| r.name)
+        .chain(["bf.load", "bf.merge", "cf.compact"])
+        .collect();
+    for flavor in flavors() {
+        let s = Server::start(flavor, Module::Rsbloom);
+        let mut c = s.conn();
+        for t in common::families::TYPES {
+            let pattern = format!("{}*", t.commands.to_lowercase());
+            let listed = c.cmd(&["COMMAND", "LIST", "FILTERBY", "PATTERN", &pattern]);
+            assert!(!listed.as_array().is_empty(), "{flavor:?} {pattern}");
+            let missing: Vec<String> = listed
+                .as_array()
+                .iter()
+                .map(text)
+                .filter(|name| !rows.contains(&name.as_str()))
+                .collect();
+            assert!(missing.is_empty(), "{flavor:?}: no row for {missing:?}");
         }
     }
 }

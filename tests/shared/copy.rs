@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::cluster::Cluster;
+use common::families::{tour_on, windowed};
 use common::server::{all_flavors, flavors, Flavor, Module, Server};
 use common::{Conn, Reply};
 use rsbloom_copy::{Options, Report};
@@ -36,18 +37,16 @@ fn pair(source: Flavor, target: Flavor) -> (Server, Server) {
 }
 
 /// The families each module serves, as key names: RedisBloom has no
-/// sliding-window types (`apbf`, the windowed sketch `cmsw`, the windowed
-/// Top-K `topkw`, the windowed digest `tdw`) and no
-/// valkey-bloom filters (`vbf`, type `bloomfltr`, which rsbloom serves in
-/// either Bloom flavour).
-pub(crate) fn families(m: Module) -> &'static [&'static str] {
-    const ALL: [&str; 10] = [
-        "bf", "cf", "cms", "topk", "td", "apbf", "cmsw", "topkw", "tdw", "vbf",
-    ];
-    match m {
-        Module::Reference => &ALL[..5],
-        _ => &ALL,
+/// sliding-window types (`apbf`, and the table's windowed types, named by
+/// their `family`) and no valkey-bloom filters (`vbf`, type `bloomfltr`,
+/// which rsbloom serves in either Bloom flavour).
+pub(crate) fn families(m: Module) -> Vec<&'static str> {
+    let mut served = vec!["bf", "cf", "cms", "topk", "td"];
+    if m != Module::Reference {
+        served.extend(["apbf", "vbf"]);
+        served.extend(windowed().map(|t| t.family));
     }
+    served
 }
 
 /// A `BF.LOAD` blob (valkey-bloom's AOF form, COMPAT-VALKEY-BLOOM §5.4) of
@@ -81,10 +80,11 @@ pub(crate) fn family_of(key: &str) -> &str {
 
 /// The keys of each family `m` serves, `prefix`ed, with content; the Bloom
 /// key has a TTL; the sliding-window family has a count window (`apbf`)
-/// and a time window whose clock has started (`apbf-time`).
+/// and a time window whose clock has started (`apbf-time`); each windowed
+/// type of the table has its tour.
 pub(crate) fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
     let k = |name: &str| format!("{prefix}{name}");
-    let cmds: Vec<Vec<&str>> = vec![
+    let rows: Vec<Vec<&str>> = vec![
         vec!["BF.RESERVE", "bf", "0.01", "1000"],
         vec!["BF.MADD", "bf", "a", "b", "c"],
         vec!["PEXPIRE", "bf", "600000"],
@@ -101,23 +101,17 @@ pub(crate) fn fill(c: &mut Conn, prefix: &str, m: Module) -> Vec<String> {
         vec!["APBF.ADD", "apbf", "a", "b"],
         vec!["APBF.RESERVE", "apbf-time", "TIME", "0.01", "100", "3600"],
         vec!["APBF.ADD", "apbf-time", "a", "b"],
-        vec!["CMS.INITBYDIM", "cmsw", "100", "5", "WINDOW", "3600000"],
-        vec!["CMS.INCRBY", "cmsw", "a", "3", "b", "4"],
-        vec!["TOPK.RESERVE", "topkw", "5", "WINDOW", "3600000"],
-        vec!["TOPK.ADD", "topkw", "a", "b", "c", "a"],
-        vec!["TDIGEST.CREATE", "tdw", "WINDOW", "3600000"],
-        vec!["TDIGEST.ADD", "tdw", "1", "2", "3", "4.5"],
     ];
-    let mut keys = Vec::new();
-    for cmd in cmds
+    let cmds = rows
         .iter()
-        .filter(|cmd| families(m).contains(&family_of(cmd[1])))
-    {
-        let key = k(cmd[1]);
-        let mut args = cmd.clone();
-        args[1] = &key;
-        let r = c.cmd(&args);
-        assert!(!r.is_error(), "{args:?}: {r:?}");
+        .map(|r| r.iter().map(|a| a.to_string()).collect())
+        .chain(windowed().flat_map(|t| tour_on(t, t.family)));
+    let mut keys = Vec::new();
+    for mut cmd in cmds.filter(|cmd: &Vec<String>| families(m).contains(&family_of(&cmd[1]))) {
+        let key = k(&cmd[1]);
+        cmd[1] = key.clone();
+        let r = c.cmd(&cmd);
+        assert!(!r.is_error(), "{cmd:?}: {r:?}");
         if !keys.contains(&key) {
             keys.push(key);
         }

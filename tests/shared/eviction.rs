@@ -4,7 +4,7 @@
 //! has a TTL), and goes through, other keys evicted, where it can
 //! (allkeys-*); the replica ends identical and the server lives. One master
 //! and one replica serve every case (FLUSHALL between them).
-use common::families::{tour_on, ModuleType, TYPES};
+use common::families::{configure, tour_on, TYPES};
 use common::*;
 
 /// Policies whose candidates are keys with a TTL: the fillers have none.
@@ -65,7 +65,7 @@ fn fill(c: &mut Conn, evicts: bool) {
     assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", "0"]), ok());
     assert_eq!(c.cmd(&["FLUSHALL", "SYNC"]), ok());
     for t in TYPES {
-        set_flavor(c, t);
+        configure(c, t);
         for cmd in tour_on(t, &format!("{}:K", t.family)) {
             assert!(!c.cmd(&cmd).is_error(), "{cmd:?}");
         }
@@ -96,18 +96,6 @@ fn fill(c: &mut Conn, evicts: bool) {
     );
 }
 
-fn set_flavor(c: &mut Conn, t: &ModuleType) {
-    for (name, value) in t.config {
-        assert_eq!(c.cmd(&["CONFIG", "SET", name, value]), ok());
-    }
-    if t.config.is_empty() {
-        assert_eq!(
-            c.cmd(&["CONFIG", "SET", "bf.bloom-flavor", "redisbloom"]),
-            ok()
-        );
-    }
-}
-
 #[test]
 fn maxmemory_every_policy_every_family_replica_identical() {
     for flavor in flavors() {
@@ -129,7 +117,7 @@ fn maxmemory_every_policy_every_family_replica_identical() {
             assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory-policy", policy]), ok());
 
             for t in TYPES {
-                set_flavor(&mut c, t);
+                configure(&mut c, t);
                 // The tour on a new key (creation first), then on the old one.
                 for key in [format!("{}:new", t.family), format!("{}:K", t.family)] {
                     for cmd in tour_on(t, &key) {

@@ -4,6 +4,7 @@
 //! answers each item truly, a replica with a tighter limit of its own ends
 //! identical, and the master's AOF (written without a limit) loads whole
 //! into a server whose limit refuses every key.
+use common::families::{configure, ModuleType, TYPES};
 use common::*;
 
 const LIMIT: &str = "4096";
@@ -11,11 +12,11 @@ const OVER: &str = "ERR operation exceeds the key memory limit (bf.max-key-memor
 /// valkey-bloom's own text: its filters obey both limits, with its error.
 const VB_OVER: &str = "ERR operation exceeds bloom object memory limit";
 
-/// One family's commands; `K` is a key made within the limit, `K2` and `K3`
+/// One type's commands (`name` is its `family` in the type table, whose
+/// `config` makes it); `K` is a key made within the limit, `K2` and `K3`
 /// keys the limit refuses (created once it is lifted).
 struct Case {
     name: &'static str,
-    flavor: &'static str,
     error: &'static str,
     small: &'static [&'static str],
     refused: &'static [&'static [&'static str]],
@@ -28,7 +29,6 @@ struct Case {
 const CASES: &[Case] = &[
     Case {
         name: "bloom",
-        flavor: "redisbloom",
         error: OVER,
         small: &["BF.RESERVE", "K", "0.01", "100"],
         refused: &[
@@ -40,7 +40,6 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "valkey-bloom",
-        flavor: "valkey-bloom",
         error: VB_OVER,
         small: &["BF.RESERVE", "K", "0.01", "100"],
         refused: &[&["BF.RESERVE", "K2", "0.01", "100000"]],
@@ -49,7 +48,6 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "cuckoo",
-        flavor: "redisbloom",
         error: OVER,
         small: &["CF.RESERVE", "K", "64", "EXPANSION", "2"],
         refused: &[
@@ -61,7 +59,6 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "cms",
-        flavor: "redisbloom",
         error: OVER,
         small: &["CMS.INITBYDIM", "K", "10", "5"],
         refused: &[
@@ -73,7 +70,6 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "cmsw",
-        flavor: "redisbloom",
         error: OVER,
         small: &[
             "CMS.INITBYDIM",
@@ -94,7 +90,6 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "topk",
-        flavor: "redisbloom",
         error: OVER,
         small: &["TOPK.RESERVE", "K", "5", "8", "7", "0.9"],
         refused: &[&["TOPK.RESERVE", "K2", "10", "100", "10", "0.9"]],
@@ -104,7 +99,6 @@ const CASES: &[Case] = &[
     // One bucket: each has the plain sketch's 2088-byte record.
     Case {
         name: "topkw",
-        flavor: "redisbloom",
         error: OVER,
         small: &[
             "TOPK.RESERVE",
@@ -138,7 +132,6 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "tdigest",
-        flavor: "redisbloom",
         error: OVER,
         small: &["TDIGEST.CREATE", "K", "COMPRESSION", "10"],
         refused: &[
@@ -150,7 +143,6 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "tdigestw",
-        flavor: "redisbloom",
         error: OVER,
         small: &[
             "TDIGEST.CREATE",
@@ -168,7 +160,6 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "apbf",
-        flavor: "redisbloom",
         error: OVER,
         small: &["APBF.RESERVE", "K", "COUNT", "0.01", "10"],
         refused: &[&["APBF.RESERVE", "K2", "COUNT", "0.01", "100000"]],
@@ -176,6 +167,17 @@ const CASES: &[Case] = &[
         add: None,
     },
 ];
+
+/// The case of every type of the table, in its order: a type without one fails.
+fn cases() -> impl Iterator<Item = (&'static ModuleType, &'static Case)> {
+    TYPES.iter().map(|t| {
+        let case = CASES.iter().find(|c| c.name == t.family);
+        (
+            *t,
+            case.unwrap_or_else(|| panic!("no key-limit case for {}", t.family)),
+        )
+    })
+}
 
 impl Case {
     /// `cmd` with `K`, `K2`, `K3` named after the family.
@@ -293,11 +295,8 @@ fn key_limit_per_family_replicas_and_aof() {
             c.cmd(&["CONFIG", "GET", "bf.max-key-memory"]),
             arr(vec![bulk("bf.max-key-memory"), bulk(LIMIT)])
         );
-        for case in CASES {
-            assert_eq!(
-                c.cmd(&["CONFIG", "SET", "bf.bloom-flavor", case.flavor]),
-                ok()
-            );
+        for (t, case) in cases() {
+            configure(&mut c, t);
             refused_under_limit(&mut c, case);
         }
         info::wait_replica_synced(&mut c, &mut r);
@@ -305,11 +304,8 @@ fn key_limit_per_family_replicas_and_aof() {
 
         // Without the limit the refused writes go through; the AOF has them.
         assert_eq!(c.cmd(&["CONFIG", "SET", "bf.max-key-memory", "0"]), ok());
-        for case in CASES {
-            assert_eq!(
-                c.cmd(&["CONFIG", "SET", "bf.bloom-flavor", case.flavor]),
-                ok()
-            );
+        for (t, case) in cases() {
+            configure(&mut c, t);
             for cmd in case.refused {
                 let cmd = case.on(cmd);
                 assert!(!c.cmd(&cmd).is_error(), "{cmd:?}");
@@ -331,9 +327,8 @@ fn key_limit_per_family_replicas_and_aof() {
         assert_eq!(dumps(&mut a), written, "{flavor:?}: AOF replay differs");
 
         // LOADCHUNK of a header above the limit is refused, nothing created.
-        for t in common::families::TYPES {
+        for (t, case) in cases() {
             let Some(chunked) = t.chunked else { continue };
-            let case = CASES.iter().find(|c| c.name == t.family).expect("a case");
             // K3 holds an item: an empty Cuckoo filter dumps no header.
             let big = ["K3", "K2"]
                 .map(|k| case.key(k))
