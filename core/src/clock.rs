@@ -1,4 +1,4 @@
-//! The clock of a time window (docs/apbf.md §4.1; APBF, windowed CMS): a
+//! The clock of a time window (docs/apbf.md §4.1; APBF, the windowed types): a
 //! window of `span` ms is cut into `slots` periods, and a value keeps the
 //! master's Unix time (ms) of its last shift. Pure arithmetic on that
 //! time and the time given, so replicas and AOF replays that are handed
@@ -15,6 +15,16 @@ pub const MAX_SPAN_MS: u64 = 10 * 365 * 86_400_000;
 /// between cluster nodes (a slot migration forwards the source's ticks),
 /// never a jump that would stop the window for years.
 pub const MAX_AHEAD_MS: u64 = 60_000;
+
+/// A value that ages with its window on this clock (APBF's time windows,
+/// every value on a `crate::window::Ring`): what the master's clock and
+/// the TICK commands drive.
+pub trait Aging {
+    /// Whether `advance(now_ms)` changes the value.
+    fn needs_advance(&self, now_ms: u64) -> bool;
+    /// Ages the value to `now_ms` (starting its clock); the shifts due.
+    fn advance(&mut self, now_ms: u64) -> u64;
+}
 
 /// Milliseconds between shifts: `span / slots` rounded up so that `slots`
 /// periods cover the span (at least 1).

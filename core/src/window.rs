@@ -7,7 +7,7 @@
 
 use crate::alloc::AllocError;
 use crate::args::{parse_i64, ArgError};
-use crate::clock::{period_ms, Clock, MAX_MS, MAX_SPAN_MS};
+use crate::clock::{period_ms, Aging, Clock, MAX_MS, MAX_SPAN_MS};
 use crate::rdb::{LoadError, RdbSink, RdbSource};
 
 /// Most buckets of a window.
@@ -119,6 +119,31 @@ fn ranged(arg: &[u8], max: u64, err: ArgError) -> Result<u64, ArgError> {
         .and_then(|v| u64::try_from(v).ok())
         .filter(|v| (1..=max).contains(v))
         .ok_or(err)
+}
+
+/// A value on a ring of time buckets (windowed CMS, Top-K, T-Digest): its
+/// ring, and what expiring a bucket means for it. It ages by its ring's
+/// clock ([`Aging`]).
+pub trait Windowed {
+    type Bucket;
+
+    /// The window: its span, buckets and clock.
+    fn ring(&self) -> &Ring<Self::Bucket>;
+
+    /// Starts the clock at `now_ms`, or applies the shifts due then
+    /// ([`Ring::advance`] and what the type derives from its buckets).
+    /// Deterministic in the value and `now_ms`. Answers the shifts due.
+    fn advance(&mut self, now_ms: u64) -> u64;
+}
+
+impl<W: Windowed> Aging for W {
+    fn needs_advance(&self, now_ms: u64) -> bool {
+        self.ring().needs_advance(now_ms)
+    }
+
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        Windowed::advance(self, now_ms)
+    }
 }
 
 /// The ring's part of an RDB value, read and checked before the buckets.

@@ -7,6 +7,7 @@ use rsbloom_core::apbf::args::{
 };
 use rsbloom_core::apbf::{Apbf, CountFull, Header, LoadError, Window, HEADER_BYTES, MAX_COUNT};
 use rsbloom_core::args::parse_f64;
+use rsbloom_core::clock::Aging;
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 
 use super::{check_arg_error, encode_primitives, ref_i64, PROBE_ITEMS};

@@ -11,7 +11,7 @@ use rsbloom_core::apbf::args::{
 };
 use rsbloom_core::apbf::{Apbf, ChunkError, CountFull, CreateError, Header};
 
-use crate::clock::{age_to_clock, Windowed};
+use crate::clock::age_to_clock;
 use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Lookup, RStr, ReplyError};
 
 const KEY_MISSING: ReplyError = ReplyError::Text("ERR APBF: key does not exist");
@@ -27,16 +27,6 @@ const NOT_TIME: ReplyError = ReplyError::Text("ERR APBF: not a time window");
 const COUNT_FULL: &str = "ERR APBF: inserts count at its maximum";
 const FUTURE: ReplyError =
     ReplyError::Text("ERR APBF: timestamp is more than 60 s past the server's clock");
-
-impl Windowed for Apbf {
-    fn needs_advance(&self, now_ms: u64) -> bool {
-        Apbf::needs_advance(self, now_ms)
-    }
-
-    fn advance(&mut self, now_ms: u64) -> u64 {
-        Apbf::advance(self, now_ms)
-    }
-}
 
 // ---- APBF.RESERVE ----
 

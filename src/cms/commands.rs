@@ -7,10 +7,11 @@ use rsbloom_core::cms::args::{
 };
 use rsbloom_core::cms::{
     check_dims, dims_for_error, CellSize, CountMinSketch, CreateError, MergeError, Source,
+    WindowedCms,
 };
 
 use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
-use super::window::{self, is_windowed};
+use super::window;
 use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
 
 const KEY_EXISTS: ReplyError = ReplyError::Text("CMS: key already exists");
@@ -86,7 +87,7 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (pairs, _) = rest.as_chunks::<2>();
     // Opened for writing: WATCH and client-side caching see the change.
     let mut key = ctx.open_key(name, true);
-    if is_windowed(&key) {
+    if key.kind().is::<WindowedCms>() {
         return window::incrby(ctx, name, key, pairs);
     }
     let s = key.get::<CountMinSketch>().or_missing(KEY_MISSING)?;
@@ -112,7 +113,7 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     }
     let key = ctx.open_key(name, false);
-    if is_windowed(&key) {
+    if key.kind().is::<WindowedCms>() {
         return window::query(ctx, &key, items);
     }
     let s = key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?;
@@ -133,7 +134,7 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     };
     let mut dest_key = ctx.open_key(name, true);
-    if is_windowed(&dest_key) {
+    if dest_key.kind().is::<WindowedCms>() {
         return Err(window::NO_MERGE);
     }
     dest_key
@@ -149,7 +150,7 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         };
         let source = args.get(shape.source_at(i)).ok_or(ReplyError::WrongArity)?;
         let key = ctx.open_key(source, false);
-        if is_windowed(&key) {
+        if key.kind().is::<WindowedCms>() {
             return Err(window::NO_MERGE);
         }
         dest_key
@@ -198,7 +199,7 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     };
     let key = ctx.open_key(name, false);
-    if is_windowed(&key) {
+    if key.kind().is::<WindowedCms>() {
         return window::info(ctx, &key);
     }
     let s = key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?;

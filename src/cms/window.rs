@@ -4,55 +4,44 @@
 
 use rsbloom_core::cms::args::{parse_increment, parse_timestamp};
 use rsbloom_core::cms::{CellSize, WindowError, WindowedCms};
-use rsbloom_core::window::WindowSpec;
+use rsbloom_core::window::{WindowSpec, Windowed};
 
 use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
-use crate::clock::{age_to_clock, window_info, Windowed, WINDOW_INFO_FIELDS};
-use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
+use crate::clock::{age_to_clock, create_window, reply_window_info, tick_command, TickCommand};
+use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
 
 const TOO_LARGE: ReplyError =
     ReplyError::Text("CMS: a windowed sketch holds at most 268435456 bytes of counters");
 const BAD_WINDOW: ReplyError =
     ReplyError::Text("CMS: WINDOW must be at least BUCKETS milliseconds");
-const FUTURE: ReplyError =
-    ReplyError::Text("CMS: timestamp is more than 60 s past the server's clock");
 /// CMS.MERGE sums whole sketches; a window's buckets have no counterpart
 /// in a plain sketch, nor in another window's ring.
 pub const NO_MERGE: ReplyError = ReplyError::Text("CMS: MERGE does not support windowed sketches");
-const TICK: &std::ffi::CStr = c"CMS.TICK";
-
-impl Windowed for WindowedCms {
-    fn needs_advance(&self, now_ms: u64) -> bool {
-        WindowedCms::needs_advance(self, now_ms)
-    }
-
-    fn advance(&mut self, now_ms: u64) -> u64 {
-        WindowedCms::advance(self, now_ms)
-    }
-}
-
-/// Whether the key holds a windowed sketch.
-pub fn is_windowed(key: &Key) -> bool {
-    matches!(key.get_shared::<WindowedCms>(), Lookup::Found(_))
-}
+const TICK: TickCommand = TickCommand {
+    name: c"CMS.TICK",
+    parse_timestamp,
+    missing: KEY_MISSING,
+    future: ReplyError::Text("CMS: timestamp is more than 60 s past the server's clock"),
+    key_first: false,
+};
 
 /// The end of CMS.INITBY* with WINDOW: the key is vacant and the numbers
 /// checked; the size limits, then the allocation.
 pub fn init(
     ctx: &Ctx,
-    mut key: Key,
+    key: Key,
     width: u64,
     depth: u64,
     cell_size: CellSize,
     w: WindowSpec,
 ) -> CmdResult {
-    let size = WindowedCms::new_size(width, depth, cell_size, w).map_err(window_error)?;
-    crate::config::check_key_size(ctx, size)?;
-    let sketch = WindowedCms::new(width, depth, cell_size, w).map_err(window_error)?;
-    key.set(Box::new(sketch));
-    ctx.reply_ok();
-    ctx.propagate();
-    Ok(())
+    create_window(
+        ctx,
+        key,
+        WindowedCms::new_size(width, depth, cell_size, w),
+        || WindowedCms::new(width, depth, cell_size, w),
+        window_error,
+    )
 }
 
 fn window_error(e: WindowError) -> ReplyError {
@@ -71,7 +60,7 @@ pub fn incrby(ctx: &Ctx, name: &RStr, mut key: Key, pairs: &[[RStr; 2]]) -> CmdR
     for [_, inc] in pairs {
         parse_increment(inc.as_ref())?;
     }
-    age_to_clock(ctx, TICK, name, s);
+    age_to_clock(ctx, TICK.name, name, s);
     ctx.reply_array(pairs.len());
     s.increment_batch(pairs, pair_item, pair_increment, |r| {
         reply_incremented(ctx, r)
@@ -101,23 +90,11 @@ pub fn info(ctx: &Ctx, key: &Key) -> CmdResult {
         ("count", s.count(ctx.now_ms())),
         ("cell_size", int(s.cell_size().bytes() as u64)),
     ];
-    let fields = plain.into_iter().chain(window_info(s.ring()));
-    ctx.reply_map(plain.len() + WINDOW_INFO_FIELDS);
-    for (name, value) in fields {
-        ctx.reply_simple(name);
-        ctx.reply_int(value);
-    }
+    reply_window_info(ctx, &plain, s.ring());
     Ok(())
 }
 
-/// CMS.TICK key unix-ms: ages a windowed sketch to that time; the shifts
-/// due (`clock::tick`: at most 60 s past the master's clock).
+/// CMS.TICK key unix-ms: ages a windowed sketch to that time.
 pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    let [_, name, ms] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    let ms = parse_timestamp(ms.as_ref())?;
-    let mut key = ctx.open_key(name, true);
-    let s = key.get::<WindowedCms>().or_missing(KEY_MISSING)?;
-    crate::clock::tick(ctx, s, ms, FUTURE)
+    tick_command::<WindowedCms>(ctx, args, TICK)
 }

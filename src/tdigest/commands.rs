@@ -16,10 +16,10 @@ use rsbloom_core::tdigest::args::{
     parse_ranks, parse_trimmed_mean, ALLOC_FAILED, DEST_ALLOC_FAILED, KEY_EXISTS, KEY_MISSING,
     OVERFLOW,
 };
-use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest};
+use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest, WindowedTDigest};
 
 use super::forks::{self, replicate_compressions};
-use super::window::{self, windowed};
+use super::window;
 use crate::ffi::{arg, CmdResult, Ctx, Key, RStr, ReplyError};
 
 // ---------------------------------------------------------------------------
@@ -34,7 +34,7 @@ pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         create_arity(args.len())?;
     }
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    if windowed(&key).is_some() {
+    if key.kind().is::<WindowedTDigest>() {
         return Err(ReplyError::Text(KEY_EXISTS));
     }
     key.get::<TDigest>().vacant(ReplyError::Text(KEY_EXISTS))?;
@@ -56,7 +56,7 @@ pub fn create(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn reset(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args.len(), 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, true);
-    if windowed(&key).is_some() {
+    if key.kind().is::<WindowedTDigest>() {
         return window::reset(ctx, key);
     }
     key.get::<TDigest>()
@@ -71,7 +71,7 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args.len(), 3)?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
-    if windowed(&key).is_some() {
+    if key.kind().is::<WindowedTDigest>() {
         let values = parse_add(args)?;
         return window::add(ctx, name, key, &values);
     }
@@ -114,7 +114,7 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args.len(), 4)?;
     let dest_name = arg(args, 1)?;
     let mut dest_key = ctx.open_key(dest_name, true);
-    if windowed(&dest_key).is_some() {
+    if dest_key.kind().is::<WindowedTDigest>() {
         return Err(window::NO_MERGE);
     }
     let dest: Option<*mut TDigest> = dest_key
@@ -139,7 +139,7 @@ pub fn merge(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             dest.ok_or(ReplyError::Text(KEY_MISSING))?
         } else {
             let mut key = ctx.open_key(name, false);
-            if windowed(&key).is_some() {
+            if key.kind().is::<WindowedTDigest>() {
                 return Err(window::NO_MERGE);
             }
             let td: *mut TDigest = key
@@ -246,7 +246,7 @@ fn read<P>(
     arity.check(args.len())?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, false);
-    if let Some(w) = windowed(&key) {
+    if let Some(w) = key.get_shared::<WindowedTDigest>().found() {
         let params = parse(args)?;
         let mut v = window::view(ctx, w)?;
         compute(&mut v, params, &mut Compressions::default());
@@ -273,7 +273,7 @@ fn read<P>(
 fn inspect<R>(ctx: &Ctx, args: &[RStr], f: impl FnOnce(&TDigest) -> R) -> Result<R, ReplyError> {
     exact_arity(args.len(), 2)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    if let Some(w) = windowed(&key) {
+    if let Some(w) = key.get_shared::<WindowedTDigest>().found() {
         return Ok(f(&*window::view(ctx, w)?));
     }
     Ok(f(key
@@ -360,7 +360,7 @@ pub fn trimmed_mean(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     exact_arity(args.len(), 2)?;
     let key = ctx.open_key(arg(args, 1)?, false);
-    if let Some(w) = windowed(&key) {
+    if let Some(w) = key.get_shared::<WindowedTDigest>().found() {
         return window::info(ctx, w);
     }
     drop(key);

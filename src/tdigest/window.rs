@@ -7,49 +7,35 @@
 use rsbloom_core::tdigest::args::{parse_timestamp, ALLOC_FAILED, KEY_MISSING, OVERFLOW};
 use rsbloom_core::tdigest::window::View;
 use rsbloom_core::tdigest::{c_i64, WindowError, WindowedTDigest};
-use rsbloom_core::window::WindowSpec;
+use rsbloom_core::window::{WindowSpec, Windowed};
 
-use crate::clock::{age_to_clock, window_info, Windowed, WINDOW_INFO_FIELDS};
-use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
+use crate::clock::{age_to_clock, create_window, reply_window_info, tick_command, TickCommand};
+use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
 
 const TOO_LARGE: ReplyError =
     ReplyError::Text("ERR T-Digest: a windowed digest holds at most 268435456 bytes of nodes");
-const FUTURE: ReplyError =
-    ReplyError::Text("ERR T-Digest: timestamp is more than 60 s past the server's clock");
 /// TDIGEST.MERGE builds a plain digest from whole digests: a window's
 /// buckets have no counterpart in it (docs/tdigest-window.md §5).
 pub const NO_MERGE: ReplyError =
     ReplyError::Text("ERR T-Digest: MERGE does not support windowed digests");
-const TICK: &std::ffi::CStr = c"TDIGEST.TICK";
-
-impl Windowed for WindowedTDigest {
-    fn needs_advance(&self, now_ms: u64) -> bool {
-        WindowedTDigest::needs_advance(self, now_ms)
-    }
-
-    fn advance(&mut self, now_ms: u64) -> u64 {
-        WindowedTDigest::advance(self, now_ms)
-    }
-}
-
-/// The windowed digest the key holds, if it holds one.
-pub fn windowed<'k>(key: &'k Key) -> Option<&'k WindowedTDigest> {
-    match key.get_shared::<WindowedTDigest>() {
-        Lookup::Found(w) => Some(w),
-        _ => None,
-    }
-}
+const TICK: TickCommand = TickCommand {
+    name: c"TDIGEST.TICK",
+    parse_timestamp,
+    missing: ReplyError::Text(KEY_MISSING),
+    future: ReplyError::Text("ERR T-Digest: timestamp is more than 60 s past the server's clock"),
+    key_first: true,
+};
 
 /// The end of TDIGEST.CREATE with WINDOW: the key is vacant and the
 /// options checked; the size limits, then the allocation.
-pub fn create(ctx: &Ctx, mut key: Key, compression: i64, w: WindowSpec) -> CmdResult {
-    let size = WindowedTDigest::new_size(compression, w).map_err(window_error)?;
-    crate::config::check_key_size(ctx, size)?;
-    let td = WindowedTDigest::new(compression, w).map_err(window_error)?;
-    key.set(Box::new(td));
-    ctx.reply_ok();
-    ctx.propagate();
-    Ok(())
+pub fn create(ctx: &Ctx, key: Key, compression: i64, w: WindowSpec) -> CmdResult {
+    create_window(
+        ctx,
+        key,
+        WindowedTDigest::new_size(compression, w),
+        || WindowedTDigest::new(compression, w),
+        window_error,
+    )
 }
 
 fn window_error(e: WindowError) -> ReplyError {
@@ -66,7 +52,7 @@ pub fn add(ctx: &Ctx, name: &RStr, mut key: Key, values: &[f64]) -> CmdResult {
     let td = key
         .get::<WindowedTDigest>()
         .or_missing(ReplyError::Text(KEY_MISSING))?;
-    age_to_clock(ctx, TICK, name, td);
+    age_to_clock(ctx, TICK.name, name, td);
     td.add_values(values)
         .map_err(|_| ReplyError::Text(OVERFLOW))?;
     ctx.reply_ok();
@@ -109,25 +95,11 @@ pub fn info(ctx: &Ctx, td: &WindowedTDigest) -> CmdResult {
             i64::try_from(td.size_bytes()).unwrap_or(i64::MAX),
         ),
     ];
-    let fields = plain.into_iter().chain(window_info(td.ring()));
-    ctx.reply_map(plain.len() + WINDOW_INFO_FIELDS);
-    for (name, value) in fields {
-        ctx.reply_simple(name);
-        ctx.reply_int(value);
-    }
+    reply_window_info(ctx, &plain, td.ring());
     Ok(())
 }
 
-/// TDIGEST.TICK key unix-ms: ages a windowed digest to that time; the
-/// shifts due (`clock::tick`: at most 60 s past the master's clock).
+/// TDIGEST.TICK key unix-ms: ages a windowed digest to that time.
 pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    let [_, name, ms] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    let mut key = ctx.open_key(name, true);
-    let td = key
-        .get::<WindowedTDigest>()
-        .or_missing(ReplyError::Text(KEY_MISSING))?;
-    let ms = parse_timestamp(ms.as_ref())?;
-    crate::clock::tick(ctx, td, ms, FUTURE)
+    tick_command::<WindowedTDigest>(ctx, args, TICK)
 }

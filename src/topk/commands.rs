@@ -7,10 +7,10 @@ use rsbloom_core::topk::args::{
     check_incrby_arity, parse_increment, parse_reserve, parse_topk_list, reserve_arity_of,
     INCREMENT_ERROR,
 };
-use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK};
+use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK, WindowedTopK};
 
 use super::replies::{reply_item, NO_KEY, NO_MEMORY, OUT_OF_MEMORY};
-use super::window::{self, is_windowed, writable};
+use super::window::{self, writable};
 use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
 
 const KEY_EXISTS: &str = "TopK: key already exists";
@@ -166,7 +166,7 @@ fn per_item(
 ) -> CmdResult {
     min_arity(args, 3)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    if is_windowed(&key) {
+    if key.kind().is::<WindowedTopK>() {
         return windowed(ctx, &key, args.get(2..).unwrap_or_default());
     }
     let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
@@ -184,7 +184,7 @@ fn per_item(
 pub fn list(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let with_count = parse_topk_list(args)?;
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    if is_windowed(&key) {
+    if key.kind().is::<WindowedTopK>() {
         return window::list(ctx, &key, with_count);
     }
     let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
@@ -204,7 +204,7 @@ pub fn info(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     }
     let mut key = ctx.open_key(arg(args, 1)?, false);
-    if is_windowed(&key) {
+    if key.kind().is::<WindowedTopK>() {
         return window::info(ctx, &key);
     }
     let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;

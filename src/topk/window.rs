@@ -4,60 +4,51 @@
 
 use rsbloom_core::topk::args::{parse_timestamp, TopkReserve};
 use rsbloom_core::topk::{cstr, TopK, WindowError, WindowedTopK};
-use rsbloom_core::window::WindowSpec;
+use rsbloom_core::window::{WindowSpec, Windowed};
 
 use super::replies::{reply_item, NO_KEY, NO_MEMORY, OUT_OF_MEMORY};
-use crate::clock::{age_to_clock, Windowed};
-use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
+use crate::clock::{
+    age_to_clock, create_window, reply_window_fields, tick_command, TickCommand, WINDOW_INFO_FIELDS,
+};
+use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
 
 const TOO_LARGE: ReplyError = ReplyError::Text(
     "TopK: a windowed Top-K holds at most 268435456 bytes of buckets and heap records",
 );
 const BAD_WINDOW: ReplyError =
     ReplyError::Text("TopK: WINDOW must be at least BUCKETS milliseconds");
-const FUTURE: ReplyError =
-    ReplyError::Text("TopK: timestamp is more than 60 s past the server's clock");
-const TICK: &std::ffi::CStr = c"TOPK.TICK";
-
-impl Windowed for WindowedTopK {
-    fn needs_advance(&self, now_ms: u64) -> bool {
-        WindowedTopK::needs_advance(self, now_ms)
-    }
-
-    fn advance(&mut self, now_ms: u64) -> u64 {
-        WindowedTopK::advance(self, now_ms)
-    }
-}
-
-/// Whether the key holds a windowed Top-K.
-pub fn is_windowed(key: &Key) -> bool {
-    matches!(key.get_shared::<WindowedTopK>(), Lookup::Found(_))
-}
+const TICK: TickCommand = TickCommand {
+    name: c"TOPK.TICK",
+    parse_timestamp,
+    missing: ReplyError::Text(NO_KEY),
+    future: ReplyError::Text("TopK: timestamp is more than 60 s past the server's clock"),
+    key_first: false,
+};
 
 /// The sketch a TOPK.ADD or TOPK.INCRBY on `key` writes to: a plain
 /// Top-K, or a window's youngest bucket once the window is aged to the
 /// master's clock (its tick replicated first).
 pub fn writable<'a>(ctx: &Ctx, name: &RStr, key: &'a mut Key) -> Result<&'a mut TopK, ReplyError> {
-    if !is_windowed(key) {
+    if !key.kind().is::<WindowedTopK>() {
         return key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY));
     }
     let w = key
         .get::<WindowedTopK>()
         .or_missing(ReplyError::Text(NO_KEY))?;
-    age_to_clock(ctx, TICK, name, w);
+    age_to_clock(ctx, TICK.name, name, w);
     Ok(w.youngest_mut())
 }
 
 /// The end of TOPK.RESERVE with WINDOW: the key is vacant and the numbers
 /// checked; the size limits, then the allocation.
-pub fn reserve(ctx: &Ctx, mut key: Key, p: TopkReserve, w: WindowSpec) -> CmdResult {
-    let size = WindowedTopK::new_size(p.k, p.width, p.depth, w).map_err(window_error)?;
-    crate::config::check_key_size(ctx, size)?;
-    let t = WindowedTopK::new(p.k, p.width, p.depth, p.decay, w).map_err(window_error)?;
-    key.set(Box::new(t));
-    ctx.reply_ok();
-    ctx.propagate();
-    Ok(())
+pub fn reserve(ctx: &Ctx, key: Key, p: TopkReserve, w: WindowSpec) -> CmdResult {
+    create_window(
+        ctx,
+        key,
+        WindowedTopK::new_size(p.k, p.width, p.depth, w),
+        || WindowedTopK::new(p.k, p.width, p.depth, p.decay, w),
+        window_error,
+    )
 }
 
 fn window_error(e: WindowError) -> ReplyError {
@@ -119,36 +110,18 @@ pub fn list(ctx: &Ctx, key: &Key, with_count: bool) -> CmdResult {
 /// TOPK.INFO on a window: the plain fields, then the window's.
 pub fn info(ctx: &Ctx, key: &Key) -> CmdResult {
     let t = windowed(key)?;
-    let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-    ctx.reply_map(8);
+    ctx.reply_map(4 + WINDOW_INFO_FIELDS);
     for (name, value) in [("k", t.k()), ("width", t.width()), ("depth", t.depth())] {
         ctx.reply_simple(name);
         ctx.reply_int(i64::from(value));
     }
     ctx.reply_simple("decay");
     ctx.reply_double(t.decay());
-    for (name, value) in [
-        ("window", t.span_ms()),
-        ("buckets", t.buckets()),
-        ("bucket_ms", t.period_ms()),
-        ("last_shift_ms", t.last_shift_ms()),
-    ] {
-        ctx.reply_simple(name);
-        ctx.reply_int(int(value));
-    }
+    reply_window_fields(ctx, t.ring());
     Ok(())
 }
 
-/// TOPK.TICK key unix-ms: ages a windowed Top-K to that time; the shifts
-/// due (`clock::tick`: at most 60 s past the master's clock).
+/// TOPK.TICK key unix-ms: ages a windowed Top-K to that time.
 pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
-    let [_, name, ms] = args else {
-        return Err(ReplyError::WrongArity);
-    };
-    let ms = parse_timestamp(ms.as_ref())?;
-    let mut key = ctx.open_key(name, true);
-    let t = key
-        .get::<WindowedTopK>()
-        .or_missing(ReplyError::Text(NO_KEY))?;
-    crate::clock::tick(ctx, t, ms, FUTURE)
+    tick_command::<WindowedTopK>(ctx, args, TICK)
 }

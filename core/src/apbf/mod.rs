@@ -51,6 +51,7 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
 };
 
 use crate::alloc::{try_copy, try_zeroed, AllocError};
+use crate::clock::Aging;
 use crate::hash::murmur64a;
 use crate::prefetch::{prefetch, BLOCK};
 use probe::{run_of, Hashes, Modulus, Run};
@@ -431,27 +432,6 @@ impl Apbf {
         self.h.clock().due(now_ms)
     }
 
-    /// Time mode: whether `advance(now_ms)` would change the filter (the
-    /// clock is not started, or shifts are due).
-    pub fn needs_advance(&self, now_ms: u64) -> bool {
-        self.h.is_time() && self.h.clock().needs_advance(now_ms)
-    }
-
-    /// Time mode: starts the clock at `now_ms`, or applies the shifts due
-    /// then. Deterministic in the filter and `now_ms`: replicas and AOF
-    /// replays run it with the master's time. Answers the shifts applied.
-    pub fn advance(&mut self, now_ms: u64) -> u64 {
-        if !self.h.is_time() {
-            return 0;
-        }
-        let a = self.h.clock().advance(now_ms);
-        if a.shifts > 0 {
-            self.shift(a.shifts);
-        }
-        self.h.last_shift_ms = a.last_shift_ms;
-        a.shifts
-    }
-
     /// `times` shifts: the oldest slice is cleared and becomes the
     /// youngest, `times` times (at most every slice once).
     fn shift(&mut self, times: u64) {
@@ -486,6 +466,29 @@ impl Apbf {
         self.slices
             .iter_mut()
             .map(|s| s as &mut dyn crate::alloc::Block)
+    }
+}
+
+impl Aging for Apbf {
+    /// Time mode: whether `advance(now_ms)` would change the filter (the
+    /// clock is not started, or shifts are due).
+    fn needs_advance(&self, now_ms: u64) -> bool {
+        self.h.is_time() && self.h.clock().needs_advance(now_ms)
+    }
+
+    /// Time mode: starts the clock at `now_ms`, or applies the shifts due
+    /// then. Deterministic in the filter and `now_ms`: replicas and AOF
+    /// replays run it with the master's time. Answers the shifts applied.
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        if !self.h.is_time() {
+            return 0;
+        }
+        let a = self.h.clock().advance(now_ms);
+        if a.shifts > 0 {
+            self.shift(a.shifts);
+        }
+        self.h.last_shift_ms = a.last_shift_ms;
+        a.shifts
     }
 }
 

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::alloc::{AllocError, Block};
 use crate::rdb::{LoadError, RdbSink, RdbSource};
-use crate::window::{Ring, WindowSpec};
+use crate::window::{Ring, WindowSpec, Windowed};
 /// Most counter bytes of a windowed sketch (buckets and their sum): its
 /// DUMP payload, which the AOF rewrite sends as one RESTORE argument, then
 /// stays well below the 512 MB bulk limit.
@@ -128,32 +128,6 @@ impl WindowedCms {
         self.closed.cell_size()
     }
 
-    /// The window: its span, buckets and clock.
-    pub fn ring(&self) -> &Ring<CountMinSketch> {
-        &self.ring
-    }
-
-    /// Whether `advance(now_ms)` changes the sketch.
-    pub fn needs_advance(&self, now_ms: u64) -> bool {
-        self.ring.needs_advance(now_ms)
-    }
-
-    /// Starts the clock at `now_ms`, or applies the shifts due then: at
-    /// the first the youngest joins the closed sum; each time the oldest
-    /// bucket leaves it, is zeroed and becomes the youngest. Answers the
-    /// shifts due.
-    pub fn advance(&mut self, now_ms: u64) -> u64 {
-        if self.ring.due(now_ms) > 0 {
-            self.closed.add(self.ring.youngest());
-        }
-        let closed = &mut self.closed;
-        self.ring.advance(now_ms, |b| {
-            closed.subtract(b);
-            b.cells.fill(0);
-            b.counter = 0;
-        })
-    }
-
     /// The total of increments within the window as of `now_ms`.
     pub fn count(&self, now_ms: u64) -> i64 {
         let gone = (self.ring.expired(now_ms)).fold(0u64, |s, b| s.saturating_add(b.counter));
@@ -174,7 +148,7 @@ impl WindowedCms {
     /// CMS.INCRBY on a window (docs/cms-window.md §1): each increment to the
     /// youngest bucket, in order, within the window's ranges; the estimate
     /// over the window after it, or why nothing changed. Call
-    /// [`Self::advance`] first.
+    /// [`Windowed::advance`] first.
     pub fn increment_batch<T>(
         &mut self,
         items: &[T],
@@ -360,6 +334,28 @@ fn closed_sum(
     let fits = within(closed.counter, y.counter, MAX_TOTAL).is_some()
         && (0..cells).all(|c| within(closed.load(c), y.load(c), max).is_some());
     fits.then_some(closed).ok_or(LoadError::Invalid)
+}
+
+impl Windowed for WindowedCms {
+    type Bucket = CountMinSketch;
+
+    fn ring(&self) -> &Ring<CountMinSketch> {
+        &self.ring
+    }
+
+    /// At the first shift the youngest joins the closed sum; each time the
+    /// oldest bucket leaves it, is zeroed and becomes the youngest.
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        if self.ring.due(now_ms) > 0 {
+            self.closed.add(self.ring.youngest());
+        }
+        let closed = &mut self.closed;
+        self.ring.advance(now_ms, |b| {
+            closed.subtract(b);
+            b.cells.fill(0);
+            b.counter = 0;
+        })
+    }
 }
 
 /// The windowed record beside its sketches' (MEMORY USAGE).

@@ -18,7 +18,7 @@
 use super::{capacity_for, AddFailure, LoadError, TDigest};
 use crate::alloc::{AllocError, Block};
 use crate::rdb::{RdbSink, RdbSource};
-use crate::window::{Ring, WindowSpec};
+use crate::window::{Ring, WindowSpec, Windowed};
 
 /// Most node bytes of a windowed digest (buckets and the closed merge):
 /// its DUMP payload, which the AOF rewrite sends as one RESTORE argument,
@@ -134,26 +134,6 @@ impl WindowedTDigest {
         self.compression
     }
 
-    pub fn ring(&self) -> &Ring<TDigest> {
-        &self.ring
-    }
-
-    /// Whether `advance(now_ms)` changes the digest.
-    pub fn needs_advance(&self, now_ms: u64) -> bool {
-        self.ring.needs_advance(now_ms)
-    }
-
-    /// Starts the clock at `now_ms`, or applies the shifts due then (the
-    /// oldest buckets emptied, `closed` merged anew). Deterministic in the
-    /// value and `now_ms`. Answers the shifts due.
-    pub fn advance(&mut self, now_ms: u64) -> u64 {
-        let shifts = self.ring.advance(now_ms, TDigest::reset);
-        if shifts > 0 {
-            self.merge_closed();
-        }
-        shifts
-    }
-
     /// `closed` from the buckets; on a failed allocation (or the overflow
     /// [`MAX_OBSERVATIONS`] rules out) it is left empty, which only a
     /// short memory can cause.
@@ -167,7 +147,7 @@ impl WindowedTDigest {
         }
     }
 
-    /// TDIGEST.ADD on a window (call [`Self::advance`] first): the values
+    /// TDIGEST.ADD on a window (call [`Windowed::advance`] first): the values
     /// go to the youngest bucket, in order; refused whole when the window
     /// would hold more than [`MAX_OBSERVATIONS`].
     pub fn add_values(&mut self, values: &[f64]) -> Result<(), AddFailure> {
@@ -273,6 +253,23 @@ impl WindowedTDigest {
         };
         v.merge_closed();
         Ok(v)
+    }
+}
+
+impl Windowed for WindowedTDigest {
+    type Bucket = TDigest;
+
+    fn ring(&self) -> &Ring<TDigest> {
+        &self.ring
+    }
+
+    /// The oldest buckets emptied, `closed` merged anew.
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        let shifts = self.ring.advance(now_ms, TDigest::reset);
+        if shifts > 0 {
+            self.merge_closed();
+        }
+        shifts
     }
 }
 

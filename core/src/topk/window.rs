@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 use super::{hash_item, ItemHash, TopK};
 use crate::alloc::{AllocError, Block};
 use crate::rdb::{LoadError, RdbSink, RdbSource};
-use crate::window::{Ring, WindowSpec};
+use crate::window::{Ring, WindowSpec, Windowed};
 
 /// The encoding written and read.
 pub const WINDOW_ENCODING_VERSION: i32 = 0;
@@ -184,11 +184,6 @@ impl WindowedTopK {
 
     pub fn last_shift_ms(&self) -> u64 {
         self.ring.last_shift_ms()
-    }
-
-    /// Whether `advance(now_ms)` changes the window.
-    pub fn needs_advance(&self, now_ms: u64) -> bool {
-        self.ring.needs_advance(now_ms)
     }
 
     /// Starts the clock at `now_ms`, or applies the shifts due then (each
@@ -487,6 +482,18 @@ fn sum_heaps(
     }
     out.dedup_by(|a, b| same(a, b));
     Ok(out)
+}
+
+impl Windowed for WindowedTopK {
+    type Bucket = TopK;
+
+    fn ring(&self) -> &Ring<TopK> {
+        &self.ring
+    }
+
+    fn advance(&mut self, now_ms: u64) -> u64 {
+        WindowedTopK::advance(self, now_ms)
+    }
 }
 
 impl PartialEq for WindowedTopK {
