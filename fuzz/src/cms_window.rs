@@ -5,25 +5,36 @@
 use std::collections::HashMap;
 
 use rsbloom_core::cms::{CellSize, WindowedCms, WINDOW_ENCODING_VERSION};
-use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
-use rsbloom_core::window::WindowSpec;
+use rsbloom_core::rdb::{ByteSource, Primitive, RdbSource};
+use rsbloom_core::window::{WindowSpec, Windowed};
 
+use super::window::{
+    loaded_and_aged, model_ops_seed, move_clock, reloaded, saved, virtual_equals_applied, Checked,
+    T0,
+};
 use super::{encode_primitives, Input, PROBE_ITEMS};
 
-const T0: u64 = 1_700_000_000_000;
+impl Checked for WindowedCms {
+    /// The probes' estimates and the window's total.
+    type Answers = (Vec<u64>, i64);
+    const SAVES_AS_READ: bool = true;
 
-fn saved(s: &WindowedCms) -> Vec<Primitive> {
-    let mut out = Vec::new();
-    s.rdb_save(&mut out);
-    out
-}
+    fn save(&self, out: &mut Vec<Primitive>) {
+        self.rdb_save(out);
+    }
 
-fn reloaded(s: &WindowedCms) -> WindowedCms {
-    let p = saved(s);
-    let back = WindowedCms::rdb_load(&mut PrimitiveSource::new(&p), WINDOW_ENCODING_VERSION)
-        .expect("a saved window loads");
-    assert!(back == *s, "RDB round trip changed the window");
-    back
+    fn load<S: RdbSource>(src: &mut S) -> Option<Self> {
+        WindowedCms::rdb_load(src, WINDOW_ENCODING_VERSION).ok()
+    }
+
+    fn copy(&self) -> Option<Self> {
+        Some(self.try_clone().expect("small"))
+    }
+
+    fn answers(&self, now: u64) -> Self::Answers {
+        let probes = PROBE_ITEMS.iter().map(|i| query(self, i, now)).collect();
+        (probes, self.count(now))
+    }
 }
 
 fn query(s: &WindowedCms, item: &[u8], now: u64) -> u64 {
@@ -32,40 +43,22 @@ fn query(s: &WindowedCms, item: &[u8], now: u64) -> u64 {
     out
 }
 
-/// Reads at `now` equal the reads after applying the shifts due then.
-fn virtual_equals_applied(s: &WindowedCms, now: u64) {
-    let mut applied = s.try_clone().expect("small");
-    applied.advance(now);
-    for item in PROBE_ITEMS {
-        assert_eq!(query(s, item, now), query(&applied, item, now));
-    }
-    assert_eq!(s.count(now), applied.count(now));
-}
-
 /// `WindowedCms::rdb_load` over raw bytes, both encodings: a loaded value
-/// saves exactly what was read (encoding 1), reads age it as advancing would, and increments, ticks
-/// and reloads keep it loadable.
+/// saves exactly what was read (encoding 1), reads age it as advancing
+/// would, and increments, ticks and reloads keep it loadable.
 pub fn cms_window_rdb(data: &[u8]) {
     // Encoding 0 (with the buckets' sum) loads into what encoding 1 saves.
     if let Ok(s) = WindowedCms::rdb_load(&mut ByteSource::new(data), 0) {
-        reloaded(&s);
+        reloaded(&s, s.ring().last_shift_ms());
     }
-    let Ok(mut s) = WindowedCms::rdb_load(&mut ByteSource::new(data), WINDOW_ENCODING_VERSION)
-    else {
+    let Some((mut s, now)) = loaded_and_aged::<WindowedCms>(data) else {
         return;
     };
-    let bytes = encode_primitives(&saved(&s));
-    assert_eq!(&data[..bytes.len()], &bytes[..], "saved value differs");
     assert!(s.count(0) >= 0);
-    let base = s.ring().last_shift_ms();
-    for d in [0, 1, s.ring().period_ms(), s.ring().span_ms(), u64::MAX] {
-        virtual_equals_applied(&s, base.saturating_add(d));
-    }
-    s.advance(base.saturating_add(s.ring().period_ms()));
     let mut n = 0;
     s.increment_batch(&PROBE_ITEMS, |t| t, |_| 3, |_| n += 1);
     assert_eq!(n, PROBE_ITEMS.len());
-    reloaded(&s);
+    reloaded(&s, now);
 }
 
 /// Parameters from the first bytes (width, depth, cell size, window,
@@ -122,20 +115,9 @@ pub fn cms_window_model(data: &[u8]) {
                     Err(_) => assert!(inc > 0 && cs.max() < 1 << 20),
                 }
             }
-            2 => {
-                let d = u64::from(inp.u16());
-                let t = if op & 0x80 != 0 {
-                    now.saturating_sub(d)
-                } else {
-                    now + d
-                };
-                let shifts = s.advance(t);
-                for _ in 0..shifts.min(buckets) {
-                    ring.pop();
-                    ring.insert(0, HashMap::new());
-                }
-                now = now.max(t);
-            }
+            2 => move_clock(&mut inp, op, &mut now, &mut s, &mut ring, |_| {
+                HashMap::new()
+            }),
             _ => {
                 let t = now + u64::from(inp.u16());
                 let due = s.ring().due(t).min(buckets) as usize;
@@ -146,7 +128,7 @@ pub fn cms_window_model(data: &[u8]) {
             }
         }
     }
-    reloaded(&s);
+    reloaded(&s, now);
 }
 
 pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
@@ -162,9 +144,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             out.push(("cms_window_rdb", encode_primitives(&saved(&s))));
         }
     }
-    let ops: Vec<u8> = (0..=255u8)
-        .flat_map(|b| [b, b.wrapping_mul(7), b ^ 0x5a])
-        .collect();
+    let ops = model_ops_seed();
     for params in [
         [7u8, 2, 1, 0xe8, 3, 5],
         [31, 7, 0, 10, 0, 15],

@@ -39,6 +39,8 @@ mod dump;
 pub use dump::dump_payload;
 mod rdb_file;
 pub use rdb_file::rdb_file;
+/// What the windowed types' checks share.
+mod window;
 
 use rsbloom_core::args::ArgError;
 use rsbloom_core::rdb::Primitive;

@@ -3,82 +3,63 @@
 //! backwards, reads at later times) against exact counts and extrema per
 //! bucket.
 
-use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
+use rsbloom_core::rdb::{Primitive, RdbSource};
 use rsbloom_core::tdigest::window::WINDOW_ENCODING_VERSION;
 use rsbloom_core::tdigest::{Compressions, WindowedTDigest};
-use rsbloom_core::window::WindowSpec;
+use rsbloom_core::window::{WindowSpec, Windowed};
 
+use super::window::{
+    loaded_and_aged, model_ops_seed, move_clock, reloaded, saved, virtual_equals_applied, Checked,
+    T0,
+};
 use super::{encode_primitives, Input};
 
-const T0: u64 = 1_700_000_000_000;
+impl Checked for WindowedTDigest {
+    type Answers = Vec<u64>;
+    const SAVES_AS_READ: bool = true;
 
-fn saved(w: &WindowedTDigest) -> Vec<Primitive> {
-    let mut out = Vec::new();
-    w.rdb_save(&mut out);
-    out
-}
+    fn save(&self, out: &mut Vec<Primitive>) {
+        self.rdb_save(out);
+    }
 
-/// A save loads back to the same bytes and the same answers.
-fn reloaded(w: &WindowedTDigest, now: u64) {
-    let p = saved(w);
-    let back = WindowedTDigest::rdb_load(&mut PrimitiveSource::new(&p), WINDOW_ENCODING_VERSION)
-        .expect("a saved window loads");
-    // As bytes: a NaN loaded is saved with its bits, and NaN != NaN.
-    assert!(
-        encode_primitives(&saved(&back)) == encode_primitives(&p),
-        "RDB round trip changed the window"
-    );
-    assert_eq!(answers(&back, now), answers(w, now));
-}
+    fn load<S: RdbSource>(src: &mut S) -> Option<Self> {
+        WindowedTDigest::rdb_load(src, WINDOW_ENCODING_VERSION).ok()
+    }
 
-/// A read's answers at `now`, as bits (NaN included).
-fn answers(w: &WindowedTDigest, now: u64) -> Vec<u64> {
-    let Ok(mut v) = w.view(now) else {
-        return Vec::new();
-    };
-    let c = &mut Compressions::default();
-    let mut out = vec![
-        v.size() as u64,
-        v.min_reply().to_bits(),
-        v.max_reply().to_bits(),
-    ];
-    let mut q = Vec::new();
-    v.quantiles(&[0.0, 0.25, 0.5, 0.99, 1.0], &mut q, c);
-    out.extend(q.iter().map(|x| x.to_bits()));
-    out.push(v.cdf(100.0, c).to_bits());
-    let mut r = Vec::new();
-    v.ranks(&[-1.0, 0.0, 100.0, 1e9], true, &mut r, c);
-    out.extend(r.iter().map(|&x| x as u64));
-    out.push(v.trimmed_mean(0.1, 0.9, c).to_bits());
-    out
-}
+    fn copy(&self) -> Option<Self> {
+        self.try_clone().ok()
+    }
 
-/// Reads at `now` equal the reads after applying the shifts due then.
-fn virtual_equals_applied(w: &WindowedTDigest, now: u64) {
-    let Ok(mut applied) = w.try_clone() else {
-        return;
-    };
-    applied.advance(now);
-    assert_eq!(answers(w, now), answers(&applied, now));
+    /// A read's answers, as bits (NaN included).
+    fn answers(&self, now: u64) -> Vec<u64> {
+        let Ok(mut v) = self.view(now) else {
+            return Vec::new();
+        };
+        let c = &mut Compressions::default();
+        let mut out = vec![
+            v.size() as u64,
+            v.min_reply().to_bits(),
+            v.max_reply().to_bits(),
+        ];
+        let mut q = Vec::new();
+        v.quantiles(&[0.0, 0.25, 0.5, 0.99, 1.0], &mut q, c);
+        out.extend(q.iter().map(|x| x.to_bits()));
+        out.push(v.cdf(100.0, c).to_bits());
+        let mut r = Vec::new();
+        v.ranks(&[-1.0, 0.0, 100.0, 1e9], true, &mut r, c);
+        out.extend(r.iter().map(|&x| x as u64));
+        out.push(v.trimmed_mean(0.1, 0.9, c).to_bits());
+        out
+    }
 }
 
 /// `WindowedTDigest::rdb_load` over raw bytes: a loaded value saves
 /// exactly what was read, reads age it as advancing would, and adds,
 /// ticks and reloads keep it loadable.
 pub fn tdigest_window_rdb(data: &[u8]) {
-    let Ok(mut w) = WindowedTDigest::rdb_load(&mut ByteSource::new(data), WINDOW_ENCODING_VERSION)
-    else {
+    let Some((mut w, now)) = loaded_and_aged::<WindowedTDigest>(data) else {
         return;
     };
-    let bytes = encode_primitives(&saved(&w));
-    assert_eq!(&data[..bytes.len()], &bytes[..], "saved value differs");
-    let ring = w.ring();
-    let base = ring.last_shift_ms();
-    for d in [0, 1, ring.period_ms(), ring.span_ms(), u64::MAX] {
-        virtual_equals_applied(&w, base.saturating_add(d));
-    }
-    let now = base.saturating_add(w.ring().period_ms());
-    w.advance(now);
     // Refused whole only at the observation limit.
     let _ = w.add_values(&[1.0, -5.0, 1e300, 7.0]);
     reloaded(&w, now);
@@ -119,20 +100,9 @@ pub fn tdigest_window_model(data: &[u8]) {
                     *b = (b.0 + 1, b.1.min(v), b.2.max(v));
                 }
             }
-            2 => {
-                let d = u64::from(inp.u16());
-                let t = if op & 0x80 != 0 {
-                    now.saturating_sub(d)
-                } else {
-                    now + d
-                };
-                let shifts = w.advance(t);
-                for _ in 0..shifts.min(buckets) {
-                    ring.pop();
-                    ring.insert(0, (0, f64::MAX, -f64::MAX));
-                }
-                now = now.max(t);
-            }
+            2 => move_clock(&mut inp, op, &mut now, &mut w, &mut ring, |_| {
+                (0, f64::MAX, -f64::MAX)
+            }),
             _ => {
                 let t = now + u64::from(inp.u16());
                 let due = w.ring().due(t).min(buckets);
@@ -161,9 +131,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         td.add_values(&values[..5]).unwrap();
         out.push(("tdigest_window_rdb", encode_primitives(&saved(&td))));
     }
-    let ops: Vec<u8> = (0..=255u8)
-        .flat_map(|b| [b, b.wrapping_mul(7), b ^ 0x5a])
-        .collect();
+    let ops = model_ops_seed();
     for params in [[7u8, 0xe8, 3, 5], [39, 10, 0, 15], [0, 0, 0, 0]] {
         out.push(("tdigest_window_model", [&params[..], &ops].concat()));
     }

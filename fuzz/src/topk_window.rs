@@ -3,18 +3,36 @@
 //! backwards, reads at later times) against a model ring of plain Top-Ks
 //! whose live buckets are combined by brute force.
 
-use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
+use rsbloom_core::rdb::{Primitive, RdbSource};
 use rsbloom_core::topk::{TopK, WindowedTopK, WINDOW_ENCODING_VERSION};
 use rsbloom_core::window::WindowSpec;
 
+use super::window::{self, loaded_and_aged, model_ops_seed, move_clock, saved, Checked, T0};
 use super::{encode_primitives, Input, PROBE_ITEMS};
 
-const T0: u64 = 1_700_000_000_000;
+impl Checked for WindowedTopK {
+    /// The window's list as (item, count) and the probes' counts.
+    type Answers = (Vec<(Vec<u8>, u64)>, Vec<u64>);
+    /// A bucket saves its heap records' item lengths and pointer fields
+    /// anew (docs/topk.md §5.2, §5.3).
+    const SAVES_AS_READ: bool = false;
 
-fn saved(w: &WindowedTopK) -> Vec<Primitive> {
-    let mut out = Vec::new();
-    w.rdb_save(&mut out);
-    out
+    fn save(&self, out: &mut Vec<Primitive>) {
+        self.rdb_save(out);
+    }
+
+    fn load<S: RdbSource>(src: &mut S) -> Option<Self> {
+        WindowedTopK::rdb_load(src, WINDOW_ENCODING_VERSION).ok()
+    }
+
+    fn copy(&self) -> Option<Self> {
+        Some(self.try_clone().expect("small"))
+    }
+
+    fn answers(&self, now: u64) -> Self::Answers {
+        let counts = PROBE_ITEMS.iter().map(|i| self.count(i, now)).collect();
+        (listed(self, now), counts)
+    }
 }
 
 /// The window's list at `now` as (item, count).
@@ -26,52 +44,25 @@ fn listed(w: &WindowedTopK, now: u64) -> Vec<(Vec<u8>, u64)> {
         .collect()
 }
 
-/// What the window answers at `now`: its list and the probes' counts.
-fn answers(w: &WindowedTopK, now: u64) -> (Vec<(Vec<u8>, u64)>, Vec<u64>) {
-    let counts = PROBE_ITEMS.iter().map(|i| w.count(i, now)).collect();
-    (listed(w, now), counts)
-}
-
-/// A reloaded window saves the same bytes and answers the same.
-fn reloaded(w: &WindowedTopK, now: u64) -> WindowedTopK {
-    let p = saved(w);
-    let back = WindowedTopK::rdb_load(&mut PrimitiveSource::new(&p), WINDOW_ENCODING_VERSION)
-        .expect("a saved window loads");
-    assert!(
-        encode_primitives(&saved(&back)) == encode_primitives(&p),
-        "RDB round trip changed the window"
-    );
-    assert_eq!(answers(&back, now), answers(w, now));
+/// A reloaded window saves the same bytes, answers the same and takes the
+/// same memory.
+fn reloaded(w: &WindowedTopK, now: u64) {
+    let back = window::reloaded(w, now);
     assert_eq!(back.memory_usage(), w.memory_usage());
-    back
 }
 
-/// Reads at `now` equal the reads after applying the shifts due then.
-fn virtual_equals_applied(w: &WindowedTopK, now: u64) {
-    let mut applied = w.try_clone().expect("small");
-    applied.advance(now);
-    assert_eq!(answers(&applied, now), answers(w, now), "at {now}");
-}
-
-/// `WindowedTopK::rdb_load` over raw bytes: a loaded value saves what was
-/// read, reads age it as advancing would, adds, ticks and reloads keep it
-/// loadable.
+/// `WindowedTopK::rdb_load` over raw bytes: reads age a loaded value as
+/// advancing would, adds, ticks and reloads keep it loadable.
 pub fn topk_window_rdb(data: &[u8]) {
-    let Ok(mut w) = WindowedTopK::rdb_load(&mut ByteSource::new(data), WINDOW_ENCODING_VERSION)
-    else {
+    let Some((mut w, now)) = loaded_and_aged::<WindowedTopK>(data) else {
         return;
     };
-    let base = w.last_shift_ms();
-    for d in [0, 1, w.period_ms(), w.span_ms(), u64::MAX] {
-        virtual_equals_applied(&w, base.saturating_add(d));
-    }
-    w.advance(base.saturating_add(w.period_ms()));
     // An item with a NUL byte saves as its C string (docs/topk.md §5.2):
     // the plain type's known loss, not the window's.
     for item in PROBE_ITEMS.iter().filter(|i| !i.contains(&0)) {
         let _ = w.youngest_mut().add(item, 3);
     }
-    reloaded(&w, base.saturating_add(w.period_ms()));
+    reloaded(&w, now);
 }
 
 /// The brute-force window: the model ring (youngest first) less the
@@ -128,21 +119,10 @@ pub fn topk_window_model(data: &[u8]) {
                 let want = ring[0].add(&item, inc).expect("small");
                 assert_eq!(got, want);
             }
-            2 => {
-                let d = u64::from(inp.u16());
-                let t = if op & 0x80 != 0 {
-                    now.saturating_sub(d)
-                } else {
-                    now + d
-                };
-                let shifts = w.advance(t);
-                for _ in 0..shifts.min(buckets) {
-                    let mut oldest = ring.pop().expect("buckets ≥ 1");
-                    oldest.clear();
-                    ring.insert(0, oldest);
-                }
-                now = now.max(t);
-            }
+            2 => move_clock(&mut inp, op, &mut now, &mut w, &mut ring, |mut b| {
+                b.clear();
+                b
+            }),
             _ => {
                 let t = now + u64::from(inp.u16());
                 let mut applied = w.try_clone().expect("small");
@@ -151,7 +131,7 @@ pub fn topk_window_model(data: &[u8]) {
                 let live = ring.len() - due;
                 let c: u64 = ring[..live].iter().map(|b| u64::from(b.count(&item))).sum();
                 assert_eq!(w.count(&item, t), c);
-                virtual_equals_applied(&w, t);
+                window::virtual_equals_applied(&w, t);
             }
         }
     }
@@ -175,9 +155,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         }
         out.push(("topk_window_rdb", encode_primitives(&saved(&w))));
     }
-    let ops: Vec<u8> = (0..=255u8)
-        .flat_map(|b| [b, b.wrapping_mul(7), b ^ 0x5a])
-        .collect();
+    let ops = model_ops_seed();
     for params in [
         [3u8, 7, 2, 0, 0xe8, 3, 5],
         [5, 15, 4, 1, 10, 0, 11],
