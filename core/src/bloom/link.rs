@@ -255,11 +255,32 @@ impl Link {
         self.data = data;
     }
 
-    /// The bit indices probed for `h`.
+    /// `v` modulo the index modulus (docs/bloom.md §5): a mask for the
+    /// power-of-two moduli of legacy links.
     #[inline]
-    fn probes(&self, h: HashPair) -> Probes {
+    fn reduce(&self, v: u64) -> u64 {
+        let d = modulus(self.f.n2, self.bits());
+        if self.f.n2 > 0 {
+            v & (d - 1)
+        } else {
+            v.checked_rem(d).unwrap_or(0)
+        }
+    }
+
+    /// The first bit index probed for `h`; every link has one (`hashes` is
+    /// at least 1: [`hash_count`] of a positive bpe, and checked on load).
+    #[inline]
+    pub(super) fn first_probe(&self, h: HashPair) -> u64 {
+        self.reduce(h.a)
+    }
+
+    /// The bit indices probed for `h` after the first, at `first`.
+    #[inline]
+    fn probes_after(&self, h: HashPair, first: u64) -> Probes {
         Probes::new(
             h,
+            first,
+            self.reduce(h.b),
             modulus(self.f.n2, self.bits()),
             self.f.wrap,
             self.f.hashes,
@@ -269,31 +290,52 @@ impl Link {
     /// Prefetches the bytes of the first `limit` probes of `h`.
     #[inline]
     pub(crate) fn prefetch(&self, h: HashPair, limit: u32) {
-        let data = self.data();
-        for x in self.probes(h).take(limit as usize) {
-            if let Some(byte) = data.get((x >> 3) as usize) {
-                crate::prefetch::prefetch(byte);
+        let first = self.first_probe(h);
+        self.prefetch_bit(first);
+        if limit > 1 {
+            for x in self.probes_after(h, first).take(limit as usize - 1) {
+                self.prefetch_bit(x);
             }
         }
     }
 
+    #[inline]
+    fn prefetch_bit(&self, x: u64) {
+        if let Some(byte) = self.data().get((x >> 3) as usize) {
+            crate::prefetch::prefetch(byte);
+        }
+    }
+
     /// Whether every probed bit is set (stops at the first unset one).
+    #[inline]
     pub(crate) fn contains(&self, h: HashPair) -> bool {
-        let data = self.data();
-        self.probes(h).all(|x| {
-            data.get((x >> 3) as usize)
-                .is_some_and(|byte| byte & (1 << (x & 7)) != 0)
-        })
+        let first = self.first_probe(h);
+        self.bit(first) && self.contains_after(h, first)
+    }
+
+    /// Whether the probed bits of `h` after the first, at `first`, are set.
+    #[inline]
+    pub(super) fn contains_after(&self, h: HashPair, first: u64) -> bool {
+        self.probes_after(h, first).all(|x| self.bit(x))
+    }
+
+    /// Whether bit `x` is set.
+    #[inline]
+    pub(super) fn bit(&self, x: u64) -> bool {
+        self.data()
+            .get((x >> 3) as usize)
+            .is_some_and(|byte| byte & (1 << (x & 7)) != 0)
     }
 
     /// Sets the probed bits of `h` that are unset, in the same pass that
     /// checks them; counts the item and returns true when any was unset.
     /// A present item writes nothing (no copy-on-write after a fork).
     pub(crate) fn add(&mut self, h: HashPair) -> bool {
-        let mut added = false;
-        let probes = self.probes(h);
+        let first = self.first_probe(h);
+        let probes = std::iter::once(first).chain(self.probes_after(h, first));
         let data = self.data_mut();
-        for x in probes {
+        let mut added = false;
+        probes.for_each(|x| {
             if let Some(byte) = data.get_mut((x >> 3) as usize) {
                 let mask = 1 << (x & 7);
                 if *byte & mask == 0 {
@@ -301,7 +343,7 @@ impl Link {
                     added = true;
                 }
             }
-        }
+        });
         if added {
             // Below `entries` here (the chain grows at it): never saturates.
             self.f.size = self.f.size.saturating_add(1);
@@ -369,65 +411,41 @@ fn modulus(n2: u8, bits: u64) -> u64 {
     }
 }
 
-/// Iterator over `(a + i*b) mod modulus` for i in 0..hashes, with the sum in
-/// wrapping 64-bit arithmetic (docs/bloom.md §5).
+/// Iterator over the bit indices probed after the first: `(a + i*b) mod d`
+/// for i in 1..count, with the sum in wrapping 64-bit arithmetic
+/// (docs/bloom.md §5).
 ///
-/// The index is advanced without dividing: with `s_i` the 64-bit sum and
-/// `r_i = s_i mod d`, `s_{i+1} = s_i + b - w·2^64` (w = 1 when the sum
-/// wraps), so `r_{i+1} = (r_i + (b mod d) - w·(2^64 mod d)) mod d`, where
-/// both corrections are a single conditional add or subtract.
+/// No division per probe: with `s_i` the 64-bit sum and `r_i = s_i mod d`,
+/// `s_{i+1} = s_i + b - w·2^64` (w = 1 when the sum wraps), so
+/// `r_{i+1} = (r_i + step) mod d` with `step` = `b mod d`, or when the sum
+/// wraps `(b - 2^64) mod d`. Kept as `d - step` (in 1..=d), the step is
+/// subtracted, and d added back on a borrow: nothing can overflow.
 struct Probes {
     sum: u64,
+    b: u64,
     index: u64,
-    step: u64,
-    /// `b mod d`, computed at the second probe: most checks of an absent
-    /// item stop at the first, and a division is the costliest step.
-    step_index: Option<u64>,
-    wrap: u64,
+    back: u64,
+    wrapped_back: u64,
     modulus: u64,
     left: u32,
-    /// Whether `index` was returned (the next call advances first).
-    returned: bool,
-}
-
-/// `v mod d`; a mask for the power-of-two moduli of legacy links.
-#[inline]
-fn reduce(v: u64, d: u64) -> u64 {
-    if d.is_power_of_two() {
-        v & (d - 1)
-    } else {
-        v % d
-    }
 }
 
 impl Probes {
+    /// The probes after `first` (`a mod d`), from `step` = `b mod d` and
+    /// `wrap` = `2^64 mod d`.
     #[inline]
-    fn new(h: HashPair, modulus: u64, wrap: u64, count: u32) -> Probes {
+    fn new(h: HashPair, first: u64, step: u64, modulus: u64, wrap: u64, count: u32) -> Probes {
+        // d - (step - wrap) mod d.
+        let (less, borrow) = wrap.overflowing_sub(step);
         Probes {
             sum: h.a,
-            index: reduce(h.a, modulus),
-            step: h.b,
-            step_index: None,
-            wrap,
+            b: h.b,
+            index: first,
+            back: modulus - step,
+            wrapped_back: select_unpredictable(borrow, less.wrapping_add(modulus), less),
             modulus,
-            left: count,
-            returned: false,
+            left: count.saturating_sub(1),
         }
-    }
-
-    #[inline]
-    fn advance(&mut self) {
-        let d = self.modulus;
-        let step_index = *self.step_index.get_or_insert_with(|| reduce(self.step, d));
-        let (sum, wrapped) = self.sum.overflowing_add(self.step);
-        self.sum = sum;
-        // index + step_index < 2d; the true sum may exceed 2^64 when d > 2^63.
-        // Selects, not branches: each condition is a coin flip per probe.
-        let (r, carry) = self.index.overflowing_add(step_index);
-        let r = select_unpredictable(carry | (r >= d), r.wrapping_sub(d), r);
-        let (less, borrow) = r.overflowing_sub(self.wrap);
-        let unwrapped = select_unpredictable(borrow, less.wrapping_add(d), less);
-        self.index = select_unpredictable(wrapped, unwrapped, r);
     }
 }
 
@@ -437,10 +455,12 @@ impl Iterator for Probes {
     #[inline]
     fn next(&mut self) -> Option<u64> {
         self.left = self.left.checked_sub(1)?;
-        if self.returned {
-            self.advance();
-        }
-        self.returned = true;
+        let (sum, wrapped) = self.sum.overflowing_add(self.b);
+        self.sum = sum;
+        // Selects, not branches: each condition is a coin flip per probe.
+        let back = select_unpredictable(wrapped, self.wrapped_back, self.back);
+        let (r, borrow) = self.index.overflowing_sub(back);
+        self.index = select_unpredictable(borrow, r.wrapping_add(self.modulus), r);
         Some(self.index)
     }
 }
@@ -451,8 +471,9 @@ mod probe_tests {
 
     /// The incremental reduction equals `(a + i*b) mod d` computed directly.
     fn check(a: u64, b: u64, d: u64, k: u32) {
-        let p = Probes::new(HashPair { a, b }, d, 0u64.wrapping_sub(d) % d, k);
-        let got: Vec<u64> = p.collect();
+        let wrap = 0u64.wrapping_sub(d) % d;
+        let p = Probes::new(HashPair { a, b }, a % d, b % d, d, wrap, k);
+        let got: Vec<u64> = std::iter::once(a % d).chain(p).collect();
         let want: Vec<u64> = (0..u64::from(k))
             .map(|i| a.wrapping_add(i.wrapping_mul(b)) % d)
             .collect();

@@ -938,3 +938,32 @@ fn a_capacity_zero_link_holds_its_first_item_and_reloads() {
     h[..8].copy_from_slice(&3u64.to_le_bytes());
     assert!(Chain::from_header(&h).is_err());
 }
+
+/// A chain's check (its links side by side, by groups of `GROUP`)
+/// answers as its links checked one by one, for chains longer than a group,
+/// nearly full links (probes running for many rounds) and legacy links.
+#[test]
+fn checks_answer_as_links_one_by_one() {
+    let mut long = Chain::new(2, 0.1, 1, false).unwrap();
+    for i in 0..90u32 {
+        long.add(&i.to_le_bytes());
+    }
+    assert!(long.num_links() > 2 * GROUP, "{}", long.num_links());
+    let mut legacy = legacy_chain();
+    for i in 0..3000u32 {
+        legacy.add(&i.to_le_bytes());
+    }
+    assert!(legacy.links().iter().all(|l| l.n2() > 0));
+    assert!(legacy.num_links() >= 3, "{}", legacy.num_links());
+    for c in [&long, &legacy] {
+        let mut found = 0;
+        for i in 0..20_000u32 {
+            let h = c.hash(&i.to_le_bytes());
+            let want = c.links().iter().any(|l| l.contains(h));
+            assert_eq!(c.contains_hashed(h), want, "item {i}");
+            found += usize::from(want);
+        }
+        // Every added item (0..90 or 0..3000) and some false positives.
+        assert!((90..20_000).contains(&found), "{found}");
+    }
+}
