@@ -7,6 +7,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use rsbloom_core::bloom::Chain;
 use rsbloom_core::cuckoo::{hash_item, CuckooFilter};
 use rsbloom_core::hash::{murmur2, murmur64a};
+use rsbloom_core::tdigest::WindowedTDigest;
 use rsbloom_core::topk::WindowedTopK;
 use rsbloom_core::valkey_bloom::{Create, Object, FIXED_SEED};
 use rsbloom_core::window::WindowSpec;
@@ -332,5 +333,54 @@ fn topk_window(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hashing, bloom, cuckoo, valkey_bloom, topk_window);
+/// A windowed T-Digest's read (its live buckets as one digest) on a full
+/// window of 60 buckets of 10,000 values: the usual read (the closed
+/// buckets' merge and the youngest) and a reader a bucket late (every live
+/// bucket merged).
+fn tdigest_window(c: &mut Criterion) {
+    let mut g = c.benchmark_group("tdigest_window");
+    g.sample_size(10);
+    let buckets = 60;
+    let spec = WindowSpec {
+        span_ms: 1000 * buckets,
+        buckets,
+    };
+    let mut w = WindowedTDigest::new(100, spec).unwrap();
+    let mut now = 1_700_000_000_000;
+    w.advance(now);
+    let mut x = 1u64;
+    for b in 0..buckets {
+        if b > 0 {
+            now += 1000;
+            w.advance(now);
+        }
+        let values: Vec<f64> = (0..10_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 11) as f64 / (1u64 << 53) as f64).ln().abs()
+            })
+            .collect();
+        w.add_values(&values).unwrap();
+    }
+    let now = now + 500;
+    g.bench_function("view/B60", |b| {
+        b.iter(|| w.view(black_box(now)).unwrap().size())
+    });
+    g.bench_function("view idle/B60", |b| {
+        b.iter(|| w.view(black_box(now + 1000)).unwrap().size())
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    hashing,
+    bloom,
+    cuckoo,
+    valkey_bloom,
+    topk_window,
+    tdigest_window
+);
 criterion_main!(benches);
