@@ -7,7 +7,10 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use rsbloom_core::bloom::Chain;
 use rsbloom_core::cuckoo::{hash_item, CuckooFilter};
 use rsbloom_core::hash::{murmur2, murmur64a};
+use rsbloom_core::tdigest::WindowedTDigest;
+use rsbloom_core::topk::WindowedTopK;
 use rsbloom_core::valkey_bloom::{Create, Object, FIXED_SEED};
+use rsbloom_core::window::WindowSpec;
 
 fn items(prefix: &str, n: usize) -> Vec<Vec<u8>> {
     (0..n)
@@ -243,5 +246,141 @@ fn valkey_bloom(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hashing, bloom, cuckoo, valkey_bloom);
+/// A Zipf stream (s = 1.1) over `n` items, from a fixed seed.
+struct Zipf {
+    cdf: Vec<f64>,
+    state: u64,
+}
+
+impl Zipf {
+    fn new(n: usize) -> Zipf {
+        let mut total = 0.0;
+        let cdf = (1..=n)
+            .map(|r| {
+                total += (r as f64).powf(-1.1);
+                total
+            })
+            .collect::<Vec<_>>();
+        let cdf = cdf.iter().map(|c| c / total).collect();
+        Zipf { cdf, state: 42 }
+    }
+
+    fn next(&mut self) -> usize {
+        self.state = self
+            .state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let u = (self.state >> 11) as f64 / (1u64 << 53) as f64;
+        self.cdf.partition_point(|&c| c < u)
+    }
+}
+
+/// A full window of `buckets` one-second buckets, each of 10,000 Zipf
+/// events over 50,000 items (bench/window.py's stream); read half a
+/// bucket after its last shift.
+fn full_window(k: u32, width: u32, buckets: u64) -> (WindowedTopK, u64) {
+    let spec = WindowSpec {
+        span_ms: 1000 * buckets,
+        buckets,
+    };
+    let mut w = WindowedTopK::new(k, width, 5, 0.9, spec).unwrap();
+    let names = items("item:", 50_000);
+    let mut zipf = Zipf::new(names.len());
+    let mut now = 1_700_000_000_000;
+    w.advance(now);
+    for b in 0..buckets {
+        if b > 0 {
+            now += 1000;
+            w.advance(now);
+        }
+        for _ in 0..10_000 {
+            w.youngest_mut().add(&names[zipf.next()], 1).unwrap();
+        }
+    }
+    (w, now + 500)
+}
+
+/// Windowed Top-K reads and shifts on full windows (docs/topk-window.md).
+fn topk_window(c: &mut Criterion) {
+    let mut g = c.benchmark_group("topk_window");
+    g.sample_size(10);
+    // The 100 heaviest items, and 100 of the tail (in no heap).
+    let names = items("item:", 50_000);
+    let (heavy, rare) = (&names[..100], &names[49_900..]);
+    for (k, width, buckets) in [(100, 1000, 60), (1000, 4000, 300)] {
+        let (w, now) = full_window(k, width, buckets);
+        let name = format!("k{k} B{buckets}");
+        g.bench_function(format!("list/{name}"), |b| {
+            b.iter(|| w.list(black_box(now)).unwrap().len())
+        });
+        // A bucket later, no write: the read expires the oldest itself.
+        g.bench_function(format!("list idle/{name}"), |b| {
+            b.iter(|| w.list(black_box(now + 1000)).unwrap().len())
+        });
+        for (kind, probe) in [("heavy", heavy), ("rare", rare)] {
+            g.bench_function(format!("count x100 {kind}/{name}"), |b| {
+                b.iter(|| probe.iter().map(|i| w.count(i, now)).sum::<u64>())
+            });
+        }
+        g.bench_function(format!("shift/{name}"), |b| {
+            b.iter_batched_ref(
+                || w.try_clone().unwrap(),
+                |w| w.advance(now + 500),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+/// A windowed T-Digest's read (its live buckets as one digest) on a full
+/// window of 60 buckets of 10,000 values: the usual read (the closed
+/// buckets' merge and the youngest) and a reader a bucket late (every live
+/// bucket merged).
+fn tdigest_window(c: &mut Criterion) {
+    let mut g = c.benchmark_group("tdigest_window");
+    g.sample_size(10);
+    let buckets = 60;
+    let spec = WindowSpec {
+        span_ms: 1000 * buckets,
+        buckets,
+    };
+    let mut w = WindowedTDigest::new(100, spec).unwrap();
+    let mut now = 1_700_000_000_000;
+    w.advance(now);
+    let mut x = 1u64;
+    for b in 0..buckets {
+        if b > 0 {
+            now += 1000;
+            w.advance(now);
+        }
+        let values: Vec<f64> = (0..10_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 11) as f64 / (1u64 << 53) as f64).ln().abs()
+            })
+            .collect();
+        w.add_values(&values).unwrap();
+    }
+    let now = now + 500;
+    g.bench_function("view/B60", |b| {
+        b.iter(|| w.view(black_box(now)).unwrap().size())
+    });
+    g.bench_function("view idle/B60", |b| {
+        b.iter(|| w.view(black_box(now + 1000)).unwrap().size())
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    hashing,
+    bloom,
+    cuckoo,
+    valkey_bloom,
+    topk_window,
+    tdigest_window
+);
 criterion_main!(benches);

@@ -8,15 +8,17 @@
 //! per bucket), and its list the k candidates of largest window count.
 //!
 //! The closed (non-youngest) buckets change only when the ring shifts, so
-//! their part of every candidate's count is kept in a derived aggregate,
-//! rebuilt at each shift from the buckets alone (never saved; a load
-//! rebuilds the same): a read touches it and the youngest bucket, and
-//! combines the live buckets itself only when the reader's clock has
-//! expired buckets no write has shifted out yet.
+//! their part of every candidate's count is kept in a derived aggregate (a
+//! function of the buckets alone, never saved; a load builds the same). A
+//! shift updates it from the bucket that closes and those that expire; a
+//! read touches it, the youngest bucket and the closed buckets its clock
+//! has expired but no write has shifted out yet, and visits candidates by
+//! their closed sum, heaviest first, until the rest cannot reach the list.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
-use super::{hash_item, ItemHash, TopK};
+use super::{hash_item, split, ItemHash, TopK, BUCKET};
 use crate::alloc::{AllocError, Block};
 use crate::rdb::{LoadError, RdbSink, RdbSource};
 use crate::window::{Ring, WindowSpec, Windowed};
@@ -77,15 +79,58 @@ pub enum WindowError {
     OutOfMemory,
 }
 
-/// One item of the closed buckets' heaps: where its bytes are (a closed
-/// bucket does not change until the next shift), its hashes, and the sum
-/// of the closed buckets' counts of it.
+/// One item of the closed buckets' heaps: where its bytes are (its first
+/// record in the youngest closed heap holding it: a closed bucket does not
+/// change until the next shift), its hashes, and the sum of the closed
+/// buckets' counts of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Closed {
     slot: u32,
     pos: u32,
     hash: ItemHash,
     sum: u64,
+}
+
+/// The closed buckets' aggregate: derived from them, never saved.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Aggregate {
+    /// Each item of the closed heaps once, by (fingerprint, bytes).
+    items: Vec<Closed>,
+    /// Positions in `items` by sum descending, then position: a read
+    /// visits the heaviest first and stops where the rest cannot reach
+    /// the list.
+    ranked: Vec<u32>,
+}
+
+impl Aggregate {
+    fn new(items: Vec<Closed>) -> Result<Self, AllocError> {
+        let mut keyed: Vec<(Reverse<u64>, u32)> = Vec::new();
+        keyed
+            .try_reserve_exact(items.len())
+            .map_err(|_| AllocError)?;
+        keyed.extend((items.iter().enumerate()).map(|(i, c)| (Reverse(c.sum), i as u32)));
+        keyed.sort_unstable();
+        let mut ranked = Vec::new();
+        ranked
+            .try_reserve_exact(keyed.len())
+            .map_err(|_| AllocError)?;
+        ranked.extend(keyed.iter().map(|&(_, i)| i));
+        Ok(Aggregate { items, ranked })
+    }
+
+    fn try_clone(&self) -> Result<Self, AllocError> {
+        let mut items = Vec::new();
+        items
+            .try_reserve_exact(self.items.len())
+            .map_err(|_| AllocError)?;
+        items.extend(self.items.iter().cloned());
+        let mut ranked = Vec::new();
+        ranked
+            .try_reserve_exact(self.ranked.len())
+            .map_err(|_| AllocError)?;
+        ranked.extend_from_slice(&self.ranked);
+        Ok(Aggregate { items, ranked })
+    }
 }
 
 /// A window's candidate: the item (its full bytes) and its window count.
@@ -107,10 +152,9 @@ impl Scored<'_> {
 
 pub struct WindowedTopK {
     ring: Ring<TopK>,
-    /// The closed buckets' candidates by (fingerprint, bytes), each once;
     /// `None` when building it ran out of memory (reads then combine the
     /// buckets themselves, to the same answers).
-    closed: Option<Vec<Closed>>,
+    closed: Option<Aggregate>,
 }
 
 impl WindowedTopK {
@@ -130,7 +174,7 @@ impl WindowedTopK {
         )?;
         Ok(WindowedTopK {
             ring,
-            closed: Some(Vec::new()),
+            closed: Some(Aggregate::default()),
         })
     }
 
@@ -187,13 +231,22 @@ impl WindowedTopK {
     }
 
     /// Starts the clock at `now_ms`, or applies the shifts due then (each
-    /// clears the oldest bucket, which becomes the youngest) and rebuilds
-    /// the aggregate. Deterministic in the value and `now_ms`. Answers the
+    /// clears the oldest bucket, which becomes the youngest) and updates
+    /// the aggregate: the window's candidates and counts at `now_ms`,
+    /// taken before the buckets clear (or rebuilt after, when most of
+    /// them expire). Deterministic in the value and `now_ms`. Answers the
     /// shifts due.
     pub fn advance(&mut self, now_ms: u64) -> u64 {
+        let next = match self.ring.due(now_ms) {
+            0 => None,
+            _ => self.view(now_ms).map(|v| v.and_then(View::shifted)),
+        };
         let shifts = self.ring.advance(now_ms, TopK::clear);
         if shifts > 0 {
-            self.closed = build_closed(&self.ring).ok();
+            self.closed = match next {
+                Some(next) => next.ok(),
+                None => build_closed(&self.ring).ok(),
+            };
         }
         shifts
     }
@@ -204,12 +257,19 @@ impl WindowedTopK {
         self.ring.youngest_mut()
     }
 
-    /// The aggregate, if it holds the window at `now_ms`: no shift is due.
-    fn closed_at(&self, now_ms: u64) -> Option<&[Closed]> {
-        match self.ring.due(now_ms) {
-            0 => self.closed.as_deref(),
-            _ => None,
-        }
+    /// The aggregate and the live closed buckets' ages (`1..live`) at
+    /// `now_ms`, when reading through it pays: the shifts due then expire
+    /// fewer buckets than stay (their part is subtracted from it).
+    fn aggregate(&self, now_ms: u64) -> Option<(&Aggregate, u64)> {
+        let (b, due) = (self.buckets(), self.ring.due(now_ms));
+        let agg = self.closed.as_ref()?;
+        (due.saturating_mul(2) < b).then_some((agg, b - due))
+    }
+
+    /// The window at `now_ms` through the aggregate (see [`Self::aggregate`]).
+    fn view(&self, now_ms: u64) -> Option<Result<View<'_>, AllocError>> {
+        let (agg, live) = self.aggregate(now_ms)?;
+        Some(View::new(self, agg, live))
     }
 
     fn closed_item(&self, c: &Closed) -> &[u8] {
@@ -226,102 +286,85 @@ impl WindowedTopK {
             .find(|c| self.closed_item(c) == item)
     }
 
+    /// The buckets of ages `ages` (0 the youngest).
+    fn at_ages(&self, ages: std::ops::Range<u64>) -> impl Iterator<Item = &TopK> {
+        ages.filter_map(|a| self.ring.at_age(a))
+    }
+
     /// TOPK.COUNT on a window at `now_ms`: the sum of the live buckets'
     /// counts of the item.
     pub fn count(&self, item: &[u8], now_ms: u64) -> u64 {
         let hash = hash_item(item);
-        if let Some(closed) = self.closed_at(now_ms) {
-            let young = u64::from(self.youngest().count_hashed(item, &hash));
-            if let Some(c) = self.find_closed(closed, item, hash.fp) {
-                return c.sum + young;
-            }
-        }
-        self.ring
-            .live(now_ms)
-            .map(|b| u64::from(b.count_hashed(item, &hash)))
-            .sum()
-    }
-
-    /// Every candidate of the window at `now_ms` (each item once, in no
-    /// particular order) with its window count.
-    pub fn candidates(&self, now_ms: u64) -> Result<Vec<Scored<'_>>, AllocError> {
-        let Some(closed) = self.closed_at(now_ms) else {
-            let live = self.buckets().saturating_sub(self.ring.due(now_ms));
-            let sums = sum_heaps(&self.ring, ages(&self.ring, 0..live))?;
-            let mut out = Vec::new();
-            out.try_reserve_exact(sums.len()).map_err(|_| AllocError)?;
-            out.extend(sums.iter().map(|c| Scored {
-                item: self.closed_item(c),
-                count: c.sum,
-            }));
-            return Ok(out);
+        let Some((agg, live)) = self.aggregate(now_ms) else {
+            return (self.ring.live(now_ms))
+                .map(|b| u64::from(b.count_hashed(item, &hash)))
+                .sum();
         };
-        let young = self.youngest();
-        // The youngest heap's items, sorted: whether it holds an item is a
-        // search here, not a scan of the heap per candidate.
-        // A record holds its item only under the item's own fingerprint
-        // (a restored value may say otherwise): those first among repeats.
-        let mut held: Vec<(u32, &[u8], bool, ItemHash)> = Vec::new();
-        held.try_reserve_exact(young.heap.entries().len())
-            .map_err(|_| AllocError)?;
-        held.extend(young.heap.entries().iter().filter_map(|e| {
-            let i = e.item()?;
-            let h = hash_item(i);
-            Some((h.fp, i, e.fp != h.fp, h))
-        }));
-        held.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
-        held.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
-        let in_young = |fp: u32, item: &[u8]| {
-            held.binary_search_by(|h| (h.0, h.1).cmp(&(fp, item)))
-                .ok()
-                .and_then(|i| held.get(i))
-                .is_some_and(|h| !h.2)
+        let closed = match self.find_closed(&agg.items, item, hash.fp) {
+            Some(c) => c.sum.saturating_sub(
+                (self.at_ages(live..self.buckets()))
+                    .map(|b| u64::from(b.count_hashed(item, &hash)))
+                    .sum(),
+            ),
+            // No closed heap holds it.
+            None => (self.at_ages(1..live))
+                .map(|b| u64::from(b.count_in(item, &hash, false)))
+                .sum(),
         };
-        let mut out = Vec::new();
-        out.try_reserve_exact(closed.len() + held.len())
-            .map_err(|_| AllocError)?;
-        for c in closed {
-            let item = self.closed_item(c);
-            let y = young.count_in(item, &c.hash, in_young(c.hash.fp, item));
-            out.push(Scored {
-                item,
-                count: c.sum + u64::from(y),
-            });
-        }
-        // Items of the youngest heap alone: in no closed heap.
-        for &(fp, item, foreign, ref hash) in &held {
-            if self.find_closed(closed, item, fp).is_none() {
-                let closed_sum: u64 = ages(&self.ring, 1..self.buckets())
-                    .filter_map(|s| self.ring.slots().get(s))
-                    .map(|b| u64::from(b.count_in(item, hash, false)))
-                    .sum();
-                out.push(Scored {
-                    item,
-                    count: closed_sum + u64::from(young.count_in(item, hash, !foreign)),
-                });
-            }
-        }
-        Ok(out)
+        closed + u64::from(self.youngest().count_hashed(item, &hash))
     }
 
     /// TOPK.LIST on a window at `now_ms`: the k candidates of largest
     /// window count (above 0), by count descending, then bytes.
     pub fn list(&self, now_ms: u64) -> Result<Vec<Scored<'_>>, AllocError> {
-        let mut all = self.candidates(now_ms)?;
-        all.retain(|s| s.count > 0);
-        let k = self.k() as usize;
-        if all.len() > k {
-            all.select_nth_unstable_by(k, Scored::rank);
-            all.truncate(k);
+        let Some(view) = self.view(now_ms) else {
+            let live = self.buckets().saturating_sub(self.ring.due(now_ms));
+            let sums = sum_heaps(&self.ring, ages(&self.ring, 0..live))?;
+            let mut top = Top::new(self.k(), sums.len())?;
+            for c in &sums {
+                top.offer(Scored {
+                    item: self.closed_item(c),
+                    count: c.sum,
+                });
+            }
+            return Ok(top.into_sorted());
+        };
+        let view = view?;
+        let mut top = Top::new(self.k(), view.held.len() + view.agg.items.len())?;
+        for h in &view.held {
+            top.offer(Scored {
+                item: h.item,
+                count: view.held_count(h),
+            });
         }
-        all.sort_unstable_by(Scored::rank);
-        Ok(all)
+        // The closed candidates the youngest heap does not hold: their
+        // youngest part is at most its largest bucket.
+        let mut young_max = None;
+        for &i in &view.agg.ranked {
+            let Some(c) = view.agg.items.get(i as usize) else {
+                continue;
+            };
+            if let Some(least) = top.least() {
+                let most = *young_max.get_or_insert_with(|| max_count(self.youngest()));
+                if c.sum + u64::from(most) < least {
+                    break;
+                }
+            }
+            let item = self.closed_item(c);
+            if view.is_live(c) && !view.holds(c.hash.fp, item) {
+                top.offer(Scored {
+                    item,
+                    count: view.closed_count(c),
+                });
+            }
+        }
+        Ok(top.into_sorted())
     }
 
     /// MEMORY USAGE: the ring record, its sketches (all of one shape, so
     /// O(1): INFO's accounting asks after every write) and the aggregate.
     pub fn memory_usage(&self) -> u64 {
-        let closed = self.closed.as_ref().map_or(0, |c| c.len() as u64) * CLOSED_BYTES;
+        let closed = self.closed.as_ref().map_or(0, |c| c.items.len() as u64) * CLOSED_BYTES;
         (self.youngest().memory_usage())
             .saturating_mul(self.buckets())
             .saturating_add(RING_RECORD_BYTES + closed)
@@ -331,12 +374,7 @@ impl WindowedTopK {
     pub fn try_clone(&self) -> Result<Self, AllocError> {
         let ring = self.ring.try_clone_with(TopK::try_clone)?;
         let closed = match &self.closed {
-            Some(c) => {
-                let mut v = Vec::new();
-                v.try_reserve_exact(c.len()).map_err(|_| AllocError)?;
-                v.extend(c.iter().cloned());
-                Some(v)
-            }
+            Some(c) => Some(c.try_clone()?),
             None => None,
         };
         Ok(WindowedTopK { ring, closed })
@@ -397,12 +435,255 @@ impl WindowedTopK {
 
 /// The record of a windowed Top-K beside its sketches' (MEMORY USAGE).
 const RING_RECORD_BYTES: u64 = std::mem::size_of::<WindowedTopK>() as u64;
-/// One aggregate entry.
-const CLOSED_BYTES: u64 = std::mem::size_of::<Closed>() as u64;
+/// One aggregate entry and its rank.
+const CLOSED_BYTES: u64 = (std::mem::size_of::<Closed>() + std::mem::size_of::<u32>()) as u64;
 
-/// The items of a heap (full bytes), records without item left out.
-fn heap_items(b: &TopK) -> impl Iterator<Item = &[u8]> {
-    b.heap.entries().iter().filter_map(|e| e.item())
+/// An item of a heap, once: its first record, and whether a record holds
+/// it under its own fingerprint (as the heap's search finds it; a
+/// restored value may say otherwise).
+struct Held<'a> {
+    item: &'a [u8],
+    hash: ItemHash,
+    pos: u32,
+    own: bool,
+}
+
+/// The items of `b`'s heap by (fingerprint, bytes), each once.
+fn held_items(b: &TopK) -> Result<Vec<Held<'_>>, AllocError> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(b.heap.entries().len())
+        .map_err(|_| AllocError)?;
+    for (pos, e) in b.heap.entries().iter().enumerate() {
+        if let Some(item) = e.item() {
+            let hash = hash_item(item);
+            let own = e.fp == hash.fp;
+            let pos = pos as u32;
+            out.push(Held {
+                item,
+                hash,
+                pos,
+                own,
+            });
+        }
+    }
+    out.sort_unstable_by(|a, b| (a.hash.fp, a.item, a.pos).cmp(&(b.hash.fp, b.item, b.pos)));
+    out.dedup_by(|later, first| {
+        let same = (later.hash.fp, later.item) == (first.hash.fp, first.item);
+        first.own |= same && later.own;
+        same
+    });
+    Ok(out)
+}
+
+/// The records of `b`'s heap as (fingerprint, bytes), sorted: whether
+/// it holds an item under the item's own fingerprint is a search.
+fn own_records(b: &TopK) -> Result<Vec<(u32, &[u8])>, AllocError> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(b.heap.entries().len())
+        .map_err(|_| AllocError)?;
+    out.extend((b.heap.entries().iter()).filter_map(|e| Some((e.fp, e.item()?))));
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// The window at a read's time through the aggregate: the closed
+/// buckets of ages `live..B` have expired (virtually, or by the shift
+/// being applied), and their part of each sum is subtracted.
+struct View<'a> {
+    w: &'a WindowedTopK,
+    agg: &'a Aggregate,
+    young: &'a TopK,
+    /// The youngest heap's items.
+    held: Vec<Held<'a>>,
+    /// The expired closed buckets and their heaps' records.
+    gone: Vec<(&'a TopK, Vec<(u32, &'a [u8])>)>,
+    /// The live closed buckets are those of ages `1..live`.
+    live: u64,
+}
+
+impl<'a> View<'a> {
+    fn new(w: &'a WindowedTopK, agg: &'a Aggregate, live: u64) -> Result<Self, AllocError> {
+        let young = w.youngest();
+        let mut gone = Vec::new();
+        for b in w.at_ages(live..w.buckets()) {
+            gone.try_reserve(1).map_err(|_| AllocError)?;
+            gone.push((b, own_records(b)?));
+        }
+        Ok(View {
+            w,
+            agg,
+            young,
+            held: held_items(young)?,
+            gone,
+            live,
+        })
+    }
+
+    /// Whether an aggregate entry is still a candidate through the closed
+    /// buckets: it points at the youngest closed heap holding it.
+    fn is_live(&self, c: &Closed) -> bool {
+        let n = self.w.buckets().max(1);
+        (u64::from(c.slot) + n - self.w.ring.head() % n) % n < self.live
+    }
+
+    /// Whether the youngest heap holds an item (under any fingerprint).
+    fn holds(&self, fp: u32, item: &[u8]) -> bool {
+        (self.held)
+            .binary_search_by(|h| (h.hash.fp, h.item).cmp(&(fp, item)))
+            .is_ok()
+    }
+
+    /// An entry's sum over the live closed buckets.
+    fn closed_part(&self, c: &Closed) -> u64 {
+        if self.gone.is_empty() {
+            return c.sum;
+        }
+        let item = self.w.closed_item(c);
+        let gone: u64 = (self.gone.iter())
+            .map(|(b, records)| {
+                let own = records.binary_search(&(c.hash.fp, item)).is_ok();
+                u64::from(b.count_in(item, &c.hash, own))
+            })
+            .sum();
+        c.sum.saturating_sub(gone)
+    }
+
+    /// The window count of an entry the youngest heap does not hold.
+    fn closed_count(&self, c: &Closed) -> u64 {
+        let item = self.w.closed_item(c);
+        self.closed_part(c) + u64::from(self.young.count_in(item, &c.hash, false))
+    }
+
+    /// The window count of an item of the youngest heap.
+    fn held_count(&self, h: &Held) -> u64 {
+        let closed = match self.w.find_closed(&self.agg.items, h.item, h.hash.fp) {
+            Some(c) => self.closed_part(c),
+            // No closed heap holds it.
+            None => (self.w.at_ages(1..self.live))
+                .map(|b| u64::from(b.count_in(h.item, &h.hash, false)))
+                .sum(),
+        };
+        closed + u64::from(self.young.count_in(h.item, &h.hash, h.own))
+    }
+
+    /// The aggregate once the youngest bucket closes and the expired ones
+    /// clear: every candidate of this view with its window count, the
+    /// youngest heap's items pointing into it, by (fingerprint, bytes).
+    fn shifted(self) -> Result<Aggregate, AllocError> {
+        let slot = self.w.ring.head() as u32;
+        let mut items = Vec::new();
+        items
+            .try_reserve_exact(self.agg.items.len() + self.held.len())
+            .map_err(|_| AllocError)?;
+        let (mut old, mut young) = (
+            self.agg.items.iter().peekable(),
+            self.held.iter().peekable(),
+        );
+        loop {
+            let order = match (old.peek(), young.peek()) {
+                (None, None) => break,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(c), Some(h)) => (c.hash.fp, self.w.closed_item(c)).cmp(&(h.hash.fp, h.item)),
+            };
+            if order != Ordering::Greater {
+                let c = old.next();
+                if let Some(c) = c.filter(|c| order == Ordering::Less && self.is_live(c)) {
+                    let sum = self.closed_count(c);
+                    items.push(Closed { sum, ..c.clone() });
+                }
+            }
+            if order != Ordering::Less {
+                if let Some(h) = young.next() {
+                    items.push(Closed {
+                        slot,
+                        pos: h.pos,
+                        hash: h.hash,
+                        sum: self.held_count(h),
+                    });
+                }
+            }
+        }
+        Aggregate::new(items)
+    }
+}
+
+/// The `k` best candidates offered (count above 0), by TOPK.LIST's order.
+struct Top<'a> {
+    k: usize,
+    /// The worst of them on top.
+    heap: BinaryHeap<Ranked<'a>>,
+}
+
+/// A candidate ordered by [`Scored::rank`] (the better the lesser).
+struct Ranked<'a>(Scored<'a>);
+
+impl PartialEq for Ranked<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked<'_> {}
+
+impl PartialOrd for Ranked<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.rank(&other.0)
+    }
+}
+
+impl<'a> Top<'a> {
+    /// Room for the `k` best of at most `offers` candidates.
+    fn new(k: u32, offers: usize) -> Result<Self, AllocError> {
+        let k = k as usize;
+        let mut v = Vec::new();
+        v.try_reserve_exact(k.min(offers)).map_err(|_| AllocError)?;
+        Ok(Top {
+            k,
+            heap: BinaryHeap::from(v),
+        })
+    }
+
+    fn offer(&mut self, s: Scored<'a>) {
+        if s.count == 0 {
+            return;
+        }
+        if self.heap.len() < self.k {
+            self.heap.push(Ranked(s));
+        } else if let Some(mut worst) = self.heap.peek_mut() {
+            if s.rank(&worst.0) == Ordering::Less {
+                *worst = Ranked(s);
+            }
+        }
+    }
+
+    /// The least count of the `k`, once there are `k`: a candidate must
+    /// reach it to enter.
+    fn least(&self) -> Option<u64> {
+        (self.heap.len() >= self.k)
+            .then(|| self.heap.peek().map(|w| w.0.count))
+            .flatten()
+    }
+
+    fn into_sorted(self) -> Vec<Scored<'a>> {
+        (self.heap.into_sorted_vec().into_iter())
+            .map(|r| r.0)
+            .collect()
+    }
+}
+
+/// The largest count of a sketch's buckets: no item's count exceeds it.
+fn max_count(b: &TopK) -> u32 {
+    (b.buckets.as_chunks::<BUCKET>().0.iter())
+        .map(|w| split(u64::from_le_bytes(*w)).1)
+        .max()
+        .unwrap_or(0)
 }
 
 /// The item of heap record `pos` of the bucket at physical `slot`.
@@ -420,16 +701,16 @@ fn ages(ring: &Ring<TopK>, ages: std::ops::Range<u64>) -> impl Iterator<Item = u
     ages.map(move |a| ((head + a) % n) as usize)
 }
 
-/// The aggregate of the closed (non-youngest) buckets: a function of the
-/// buckets alone.
-fn build_closed(ring: &Ring<TopK>) -> Result<Vec<Closed>, AllocError> {
-    sum_heaps(ring, ages(ring, 1..ring.buckets()))
+/// The aggregate of the closed (non-youngest) buckets, from them alone.
+fn build_closed(ring: &Ring<TopK>) -> Result<Aggregate, AllocError> {
+    Aggregate::new(sum_heaps(ring, ages(ring, 1..ring.buckets()))?)
 }
 
 /// Each item of the heaps of the buckets at physical positions `slots`
-/// once, by (fingerprint, bytes), with the sum of those buckets' counts of
-/// it. Grouping the heaps' records by item tells which heaps hold it, so
-/// each count is `depth` bucket reads, not a search of a heap.
+/// (youngest first) once, by (fingerprint, bytes), at its first record
+/// in the first of them holding it, with the sum of those buckets' counts
+/// of it. Grouping the heaps' records by item tells which heaps hold it,
+/// so each count is `depth` bucket reads, not a search of a heap.
 fn sum_heaps(
     ring: &Ring<TopK>,
     slots: impl Iterator<Item = usize> + Clone,
@@ -437,7 +718,13 @@ fn sum_heaps(
     let bucket = |s: usize| ring.slots().get(s);
     let n: usize = (slots.clone())
         .filter_map(bucket)
-        .map(|b| heap_items(b).count())
+        .map(|b| {
+            b.heap
+                .entries()
+                .iter()
+                .filter(|e| e.item().is_some())
+                .count()
+        })
         .sum();
     let mut out = Vec::new();
     out.try_reserve_exact(n).map_err(|_| AllocError)?;
@@ -455,7 +742,8 @@ fn sum_heaps(
         }
     }
     let item = |c: &Closed| heap_item(ring, c.slot, c.pos);
-    out.sort_by(|a, b| (a.hash.fp, item(a), a.slot).cmp(&(b.hash.fp, item(b), b.slot)));
+    // Stable: each item's records stay in the buckets' order.
+    out.sort_by(|a, b| (a.hash.fp, item(a)).cmp(&(b.hash.fp, item(b))));
     let same = |a: &Closed, b: &Closed| a.hash.fp == b.hash.fp && item(a) == item(b);
     // A record holds its item only under the item's own fingerprint (as
     // the heap's search finds it; a restored value may say otherwise).
@@ -467,12 +755,13 @@ fn sum_heaps(
     for group in out.chunk_by_mut(|a, b| same(a, b)) {
         let Some(first) = group.first() else { continue };
         let (bytes, hash) = (item(first), first.hash);
+        let mut records = group.iter().peekable();
         let sum = (slots.clone())
             .map(|s| {
-                let from = group.partition_point(|c| c.slot < s as u32);
-                let held = (group.get(from..).unwrap_or_default().iter())
-                    .take_while(|c| c.slot == s as u32)
-                    .any(own_fp);
+                let mut held = false;
+                while let Some(c) = records.next_if(|c| c.slot == s as u32) {
+                    held |= own_fp(c);
+                }
                 bucket(s).map_or(0, |b| u64::from(b.count_in(bytes, &hash, held)))
             })
             .sum();
