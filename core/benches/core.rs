@@ -10,7 +10,7 @@ use rsbloom_core::hash::{murmur2, murmur64a};
 use rsbloom_core::tdigest::WindowedTDigest;
 use rsbloom_core::topk::WindowedTopK;
 use rsbloom_core::valkey_bloom::{Create, Object, FIXED_SEED};
-use rsbloom_core::window::WindowSpec;
+use rsbloom_core::window::{WindowSpec, Windowed};
 
 fn items(prefix: &str, n: usize) -> Vec<Vec<u8>> {
     (0..n)

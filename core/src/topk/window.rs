@@ -487,6 +487,9 @@ fn own_records(b: &TopK) -> Result<Vec<(u32, &[u8])>, AllocError> {
 }
 
 /// The window at a read's time through the aggregate: the closed
+/// An expired closed bucket and its heap's records (fingerprint, item).
+type Gone<'a> = (&'a TopK, Vec<(u32, &'a [u8])>);
+
 /// buckets of ages `live..B` have expired (virtually, or by the shift
 /// being applied), and their part of each sum is subtracted.
 struct View<'a> {
@@ -496,7 +499,7 @@ struct View<'a> {
     /// The youngest heap's items.
     held: Vec<Held<'a>>,
     /// The expired closed buckets and their heaps' records.
-    gone: Vec<(&'a TopK, Vec<(u32, &'a [u8])>)>,
+    gone: Vec<Gone<'a>>,
     /// The live closed buckets are those of ages `1..live`.
     live: u64,
 }
