@@ -376,23 +376,22 @@ impl CountMinSketch {
     /// Adds `other` (of this shape; the window keeps the sums in range)
     /// counter by counter, and its total.
     fn add(&mut self, other: &CountMinSketch) {
-        let cells = self.cells.len() / self.cell_size.bytes();
-        for c in 0..cells {
-            let v = self.load(c).saturating_add(other.load(c));
-            self.store(c, v);
-        }
-        self.counter = self.counter.saturating_add(other.counter);
+        self.combine(other, u64::saturating_add);
     }
 
     /// Subtracts `other` (of this shape, every counter at most this one's)
     /// counter by counter, and its total.
     fn subtract(&mut self, other: &CountMinSketch) {
+        self.combine(other, u64::saturating_sub);
+    }
+
+    fn combine(&mut self, other: &CountMinSketch, op: fn(u64, u64) -> u64) {
         let cells = self.cells.len() / self.cell_size.bytes();
         for c in 0..cells {
-            let v = self.load(c).saturating_sub(other.load(c));
+            let v = op(self.load(c), other.load(c));
             self.store(c, v);
         }
-        self.counter = self.counter.saturating_sub(other.counter);
+        self.counter = op(self.counter, other.counter);
     }
 }
 
