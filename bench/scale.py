@@ -5,7 +5,8 @@ filter goes through, on rsbloom and on the reference RedisBloom 2.8.2 in turn,
 on one server binary (Redis 8.6: atomic slot migration needs it).
 
 Per row and module: the fill (redis-benchmark, BF.MADD of 100 random items),
-add and check rates single and x100 on the filled filter, bytes per item
+add and check rates single and x100 (the fill stops short by what the adds
+add, so they bring the filter to the row's count, never past), bytes per item
 (BF.INFO Size and the used_memory delta), the false-positive rate measured on
 items never added against the rate the fill predicts (1 - e^(-k n/m))^k for
 each link, BGSAVE and its file, the restart that loads it, a replica's full
@@ -109,15 +110,16 @@ def used_memory(s):
     return int(info(s.conn, "memory")["used_memory"])
 
 
-def fill(s, row, state):
-    """Fills the filter to the row's count: the first row of a filter
-    reserves it, a later one (same capacity and rate, more items) goes on
-    adding; the fill time is the sum so far."""
+def fill(s, row, state, after):
+    """Fills the filter to the row's count less `after`, what the rates step
+    adds next (so a row filled to capacity never grows a second link): the
+    first row of a filter reserves it, a later one (same capacity and rate,
+    more items) goes on adding; the fill time is the sum so far."""
     cap, err, n = row
     if "base" not in state:
         state.update(base=used_memory(s), fill=0.0)
         s.conn.call("BF.RESERVE", KEY, err, cap)
-    todo = n - bf_info(s.conn)["Number of items inserted"]
+    todo = n - after - bf_info(s.conn)["Number of items inserted"]
     if todo > 0:
         t0 = time.perf_counter()
         redis_benchmark(s.port, todo // BATCH, 16, RANGE, ["BF.MADD", KEY] + [ITEM % "f"] * BATCH, clients=2)
@@ -144,8 +146,13 @@ def load_snapshot(s, snapshot, state):
     s.start()
 
 
+def rate_count(row):
+    """Commands' items per rate measured; the two add rates add twice this."""
+    return max(100_000, min(2_000_000, row[0] // 100))
+
+
 def rates(s, row):
-    n = max(100_000, min(2_000_000, row[0] // 100))
+    n = rate_count(row)
     r = {}
     for name, cmd, scale in [
         ("BF.ADD items/s", ["BF.ADD", KEY, ITEM % "a"], 1),
@@ -299,18 +306,26 @@ def measure(name, module, rows, steps, binary, snapshots):
         for i, row in enumerate(rows):
             # Each row's replica, cluster nodes and copy target start empty.
             rowdir = os.path.join(workdir, "row%d" % i)
+            # redis-benchmark may send each client's last pipeline whole:
+            # up to 2 x 16 commands of 100 items past -n, in the fill and
+            # in the rates' BF.MADD.
+            added = 2 * rate_count(row) + 2 * 2 * 16 * BATCH if "rates" in steps else 0
             if mode == "load":
                 load_snapshot(s, files[row], state)
                 out = {"fill s": None}
             else:
-                out = {"fill s": fill(s, row, state)}
+                out = {"fill s": fill(s, row, state, added)}
             if mode == "save":
                 s.conn.call("SAVE")
                 shutil.copy(os.path.join(s.dir, "dump.rdb"), files[row])
-            out.update(sizes(s, state))
             print("  %s %s filled" % (name, row), file=sys.stderr)
-            for step in steps:
-                f = {"rates": rates, "fp": fp, "bgsave": bgsave, "load": load, "aofrewrite": aof,
+            # The rates' adds bring the filter to the row's count: sizes
+            # and every later step see it there.
+            measured = rates(s, row) if added else {}
+            out.update(sizes(s, state))
+            out.update(measured)
+            for step in (x for x in steps if x != "rates"):
+                f = {"fp": fp, "bgsave": bgsave, "load": load, "aofrewrite": aof,
                      "aofload": aof_load}.get(step)
                 if f:
                     out.update(f(s, row))
