@@ -59,6 +59,21 @@ pub fn set_hex_floats(accepted: bool) {
 /// consuming every byte, no leading space, no NaN, no overflow to ±HUGE_VAL
 /// and no underflow to zero. Subnormal results are accepted.
 pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    decimal_f64(s).or_else(|| strtod_f64(s))
+}
+
+/// The common case, without glibc's strtod (half of a TDIGEST.ADD of one
+/// value): text std's parser reads whole, finite and non-zero. strtod reads
+/// such text whole too, with no range error, and both round correctly to
+/// the nearest double, so the value is the same. Zero (underflow), the
+/// infinities (overflow, `inf`), NaN and everything else go to strtod.
+fn decimal_f64(s: &[u8]) -> Option<f64> {
+    let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+    (v.is_finite() && v != 0.0).then_some(v)
+}
+
+/// [`parse_f64`] by C `strtod` itself.
+fn strtod_f64(s: &[u8]) -> Option<f64> {
     if s.first().is_none_or(|&c| is_c_space(c)) {
         return None;
     }
@@ -209,7 +224,92 @@ mod tests {
         assert!(parse_f64(&edge).is_some());
     }
 
+    /// The decimal shortcut answers as strtod, bit for bit, wherever it answers.
+    fn same_as_strtod(s: &[u8]) -> Result<(), TestCaseError> {
+        let fast = decimal_f64(s);
+        if fast.is_some() {
+            prop_assert_eq!(
+                fast.map(f64::to_bits),
+                strtod_f64(s).map(f64::to_bits),
+                "{:?}",
+                s
+            );
+        }
+        prop_assert_eq!(
+            parse_f64(s).map(f64::to_bits),
+            strtod_f64(s).map(f64::to_bits)
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn f64_shortcut_edges() {
+        for s in [
+            "1",
+            "-1",
+            "+1",
+            ".5",
+            "5.",
+            "1.e5",
+            "1e",
+            "1e+",
+            "e5",
+            ".",
+            "-",
+            "+",
+            "0",
+            "-0",
+            "0.0",
+            "1e308",
+            "1e309",
+            "-1e309",
+            "1e-320",
+            "4.9e-324",
+            "2e-324",
+            "1e-400",
+            "inf",
+            "-inf",
+            "Infinity",
+            "infinit",
+            "nan",
+            "NaN",
+            "nan(1)",
+            "0x10",
+            "0x1p-3",
+            " 1",
+            "1 ",
+            "1\0",
+            "1_0",
+            "١",
+            "1e5000000000000000000",
+            "0.000000000000000000000000000001",
+            "179769313486231570000000000000000000000000000000000000000000000000000000000000000000\
+             000000000000000000000000000000000000000000000000000000000000000000000000000000000000\
+             000000000000000000000000000000000000000000000000000000000000000000000000000000000000\
+             00000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        ] {
+            same_as_strtod(s.as_bytes()).unwrap();
+        }
+    }
+
     proptest! {
+        #[test]
+        fn f64_shortcut_agrees_with_strtod_on_text(s in "[-+]?[0-9]{0,25}[.]?[0-9]{0,25}([eE][-+]?[0-9]{0,4})?") {
+            same_as_strtod(s.as_bytes())?;
+        }
+
+        #[test]
+        fn f64_shortcut_agrees_with_strtod_on_noise(s in "[-+0-9.eEinfatyxXpP \x00]{0,12}") {
+            same_as_strtod(s.as_bytes())?;
+        }
+
+        #[test]
+        fn f64_shortcut_agrees_with_strtod_on_values(v in any::<f64>()) {
+            for text in [format!("{v}"), format!("{v:e}"), format!("{v:.17e}"), format!("{v:.3}")] {
+                same_as_strtod(text.as_bytes())?;
+            }
+        }
+
         #[test]
         fn i64_agrees_with_std_on_canonical(v in any::<i64>()) {
             prop_assert_eq!(parse_i64(v.to_string().as_bytes()), Some(v));
