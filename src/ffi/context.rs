@@ -649,10 +649,18 @@ impl Key<'_> {
         }
     }
 
-    /// The key's value as a raw pointer (tracked when opened for writing).
+    /// The key's value as a raw pointer (tracked when opened for writing;
+    /// a second lookup of the same value keeps the size the first saw).
     fn lookup<T: ModuleValue + ?Sized>(&mut self) -> RawLookup<T> {
         let found = self.value::<T>();
         if let (RawLookup::Found(v), true) = (&found, self.write) {
+            if self
+                .tracked
+                .as_ref()
+                .is_some_and(|t| t.value == v.cast::<c_void>())
+            {
+                return found;
+            }
             // SAFETY: `value` returns the live value of the open key.
             let before = unsafe { (**v).footprint() };
             self.tracked = Some(Tracked {
