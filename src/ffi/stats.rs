@@ -182,10 +182,17 @@ impl TypeStats {
     }
 
     pub fn resized(&self, before: Footprint, after: Footprint) {
-        if before != after {
-            self.add(before, -1);
-            self.add(after, 1);
-        }
+        // The difference: one atomic add per field that moved (an add of
+        // items moves only `items`), not two per field.
+        self.add(
+            Footprint {
+                bytes: after.bytes.wrapping_sub(before.bytes),
+                filters: after.filters.wrapping_sub(before.filters),
+                items: after.items.wrapping_sub(before.items),
+                capacity: after.capacity.wrapping_sub(before.capacity),
+            },
+            1,
+        );
     }
 
     /// Every value not yet freed, in the keyspace or not.
