@@ -15,6 +15,7 @@ REDIS_SERVER (default: the newest cached Redis 8.6).
 
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,21 @@ ROWS = [
 
 
 def instructions(module, binary, create, cmd, n):
+    """Instructions of the whole server per command."""
+    part = profile(module, binary, create, cmd, n)
+    try:
+        for line in open(part):
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1]) / n
+        sys.exit("no totals in " + part)
+    finally:
+        shutil.rmtree(os.path.dirname(part), ignore_errors=True)
+
+
+def profile(module, binary, create, cmd, n, setup=None):
+    """The callgrind profile (its file) of `n` commands `cmd` (`%d`: the
+    command's number) on a fresh server with `module`, after `create`,
+    `setup(conn)` if given, and 200 warming commands."""
     work = tempfile.mkdtemp(prefix="cg-")
     out = os.path.join(work, "callgrind.out")
     port = free_port()
@@ -55,6 +71,8 @@ def instructions(module, binary, create, cmd, n):
                 sys.exit("the server under valgrind did not start")
             time.sleep(0.1)
     c.call(*create)
+    if setup:
+        setup(c)
     fill = lambda i: [a.replace("%d", str(i)) for a in cmd]  # noqa: E731
     for i in range(200):
         c.call(*fill(i))
@@ -71,11 +89,7 @@ def instructions(module, binary, create, cmd, n):
     c.sock.sendall(Conn.encode("SHUTDOWN", "NOSAVE"))
     server.wait(60)
     # The dump after the zeroing is the newest part file.
-    part = max(glob.glob(out + ".*"), key=os.path.getmtime)
-    for line in open(part):
-        if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1]) / n
-    sys.exit("no totals in " + part)
+    return max(glob.glob(out + ".*"), key=os.path.getmtime)
 
 
 def main():
