@@ -72,7 +72,7 @@ ROWS = [
     ("TOPK.LIST WITHCOUNT", TOPK, None, ["TOPK.LIST", "k", "WITHCOUNT"]),
     ("TDIGEST.ADD, 1 value", TD, None, ["TDIGEST.ADD", "k", "%d"]),
     ("TDIGEST.ADD x100", TD, None, ["TDIGEST.ADD", "k"] + ["%d.5"] * 100),
-    ("TDIGEST.QUANTILE x10", TD, fill_digest, ["TDIGEST.QUANTILE", "k"] + ["0.%d" % i for i in range(1, 10)] + ["0.%d5"]),
+    ("TDIGEST.QUANTILE x10", TD, fill_digest, ["TDIGEST.QUANTILE", "k"] + ["0.%d5" % i for i in range(10)]),
     ("TDIGEST.CDF x10", TD, fill_digest, ["TDIGEST.CDF", "k"] + [str(i * 10000) for i in range(9)] + ["%d"]),
 ]
 

@@ -68,7 +68,14 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
 /// the nearest double, so the value is the same. Zero (underflow), the
 /// infinities (overflow, `inf`), NaN and everything else go to strtod.
 fn decimal_f64(s: &[u8]) -> Option<f64> {
-    let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+    // Number text is ASCII: a word-at-a-time test, cheaper than validating
+    // UTF-8 (what is not ASCII goes to strtod).
+    if !s.is_ascii() {
+        return None;
+    }
+    // SAFETY: ASCII is valid UTF-8.
+    let text = unsafe { std::str::from_utf8_unchecked(s) };
+    let v: f64 = text.parse().ok()?;
     (v.is_finite() && v != 0.0).then_some(v)
 }
 
