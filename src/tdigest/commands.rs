@@ -20,7 +20,7 @@ use rsbloom_core::tdigest::{c_i64, Compressions, Emit, TDigest, WindowedTDigest}
 
 use super::forks::{self, replicate_compressions};
 use super::window;
-use crate::ffi::{arg, CmdResult, Ctx, Key, RStr, ReplyError};
+use crate::ffi::{arg, CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
 
 // ---------------------------------------------------------------------------
 // Writes
@@ -71,13 +71,18 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args.len(), 3)?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
-    if key.kind().is::<WindowedTDigest>() {
-        let values = parse_add(args)?;
-        return window::add(ctx, name, key, &values);
-    }
-    let td = key
-        .get::<TDigest>()
-        .or_missing(ReplyError::Text(KEY_MISSING))?;
+    // The plain digest first: one lookup on the common path.
+    let td = match key.get::<TDigest>() {
+        Lookup::Found(td) => td,
+        Lookup::Missing => return Err(ReplyError::Text(KEY_MISSING)),
+        Lookup::WrongType => {
+            if !key.kind().is::<WindowedTDigest>() {
+                return Err(ReplyError::WrongType);
+            }
+            let values = parse_add(args)?;
+            return window::add(ctx, name, key, &values);
+        }
+    };
     let values = parse_add(args)?;
     let was_pending = td.pending_merge();
     if let Err(failure) = td.add_values(&values) {
@@ -246,15 +251,20 @@ fn read<P>(
     arity.check(args.len())?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, false);
-    if let Some(w) = key.get_shared::<WindowedTDigest>().found() {
-        let params = parse(args)?;
-        let mut v = window::view(ctx, w)?;
-        compute(&mut v, params, &mut Compressions::default());
-        return Ok(());
-    }
-    let td = key
-        .get::<TDigest>()
-        .or_missing(ReplyError::Text(KEY_MISSING))?;
+    // The plain digest first: one lookup on the common path.
+    let td = match key.get::<TDigest>() {
+        Lookup::Found(td) => td,
+        Lookup::Missing => return Err(ReplyError::Text(KEY_MISSING)),
+        Lookup::WrongType => {
+            let w = key
+                .get_shared::<WindowedTDigest>()
+                .or_missing(ReplyError::WrongType)?;
+            let params = parse(args)?;
+            let mut v = window::view(ctx, w)?;
+            compute(&mut v, params, &mut Compressions::default());
+            return Ok(());
+        }
+    };
     let params = parse(args)?;
     let mut c = Compressions::default();
     // While replication is paused (CLIENT PAUSE WRITE, failover, slot
