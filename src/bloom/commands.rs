@@ -276,16 +276,22 @@ pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 /// (docs/module.md §4: 0, not WRONGTYPE).
 fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> CmdResult {
     let mut key = ctx.open_key(name, false);
+    // A key holding a chain, the common case, is answered after this one
+    // lookup: its flavour is known.
+    if let Lookup::Found(chain) = key.get::<Chain>() {
+        if !single {
+            ctx.reply_array(items.len());
+        }
+        chain.contains_batch(items, |found| ctx.reply_bool(found));
+        return Ok(());
+    }
     if flavor_of(&key) == BloomFlavor::ValkeyBloom {
         return valkey_bloom::exists(ctx, &mut key, items, single);
     }
     if !single {
         ctx.reply_array(items.len());
     }
-    match key.get::<Chain>() {
-        Lookup::Found(chain) => chain.contains_batch(items, |found| ctx.reply_bool(found)),
-        Lookup::Missing | Lookup::WrongType => items.iter().for_each(|_| ctx.reply_bool(false)),
-    }
+    items.iter().for_each(|_| ctx.reply_bool(false));
     Ok(())
 }
 
