@@ -131,8 +131,7 @@ fn add_items(
 }
 
 /// The shared write path of BF.ADD, BF.MADD and BF.INSERT (`args[items_at..]`
-/// are the items): open or create the filter, add, reply (an array unless
-/// `single`), replicate.
+/// are the items): open or create the filter, then [`add_and_reply`].
 fn insert(
     ctx: &Ctx,
     key: &mut Key<'_>,
@@ -141,12 +140,37 @@ fn insert(
     single: bool,
     create: Option<impl FnOnce() -> BfReserve>,
 ) -> CmdResult {
-    let Some(items) = args.get(items_at..) else {
+    if items_at > args.len() {
         return Err(ReplyError::WrongArity);
-    };
-    let created = matches!(key.get::<Chain>(), Lookup::Missing);
+    }
+    // Told by the creation itself, so that the key is looked up once.
+    let mut created = false;
+    let create = create.map(|make| {
+        let created = &mut created;
+        move || {
+            *created = true;
+            make()
+        }
+    });
     let limit = config::key_limit(ctx);
     let chain = chain_for_write(key, create, limit)?;
+    add_and_reply(ctx, chain, args, items_at, single, created, limit)
+}
+
+/// Adds `args[items_at..]` to `chain` (`created` by this command or not)
+/// under `limit`, replies (an array unless `single`) and replicates.
+fn add_and_reply(
+    ctx: &Ctx,
+    chain: &mut Chain,
+    args: &[RStr],
+    items_at: usize,
+    single: bool,
+    created: bool,
+    limit: Option<u64>,
+) -> CmdResult {
+    let Some((head, items)) = args.split_at_checked(items_at) else {
+        return Err(ReplyError::WrongArity);
+    };
     let (replied, failed) = if single {
         add_items(ctx, chain, items, limit)
     } else {
@@ -170,7 +194,6 @@ fn insert(
         .filter_map(|i| items.get(i))
         .collect();
     if !kept.is_empty() {
-        let head = args.get(..items_at).unwrap_or_default();
         ctx.propagate_as(&head.iter().chain(kept).collect::<Vec<_>>());
     } else if created {
         ctx.propagate();
@@ -187,6 +210,11 @@ fn autocreate() -> BfReserve {
 fn add_to_key(ctx: &Ctx, args: &[RStr], single: bool) -> CmdResult {
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
+    // A key holding a chain, the common case, is answered after this one
+    // lookup: its flavour is known, and nothing is created.
+    if let Lookup::Found(chain) = key.get::<Chain>() {
+        return add_and_reply(ctx, chain, args, 2, single, false, config::key_limit(ctx));
+    }
     match flavor_of(&key) {
         BloomFlavor::ValkeyBloom => valkey_bloom::add(ctx, args, &mut key, single),
         BloomFlavor::RedisBloom => insert(ctx, &mut key, args, 2, single, Some(autocreate)),
@@ -248,16 +276,22 @@ pub fn insert_cmd(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 /// (docs/module.md §4: 0, not WRONGTYPE).
 fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> CmdResult {
     let mut key = ctx.open_key(name, false);
+    // A key holding a chain, the common case, is answered after this one
+    // lookup: its flavour is known.
+    if let Lookup::Found(chain) = key.get::<Chain>() {
+        if !single {
+            ctx.reply_array(items.len());
+        }
+        chain.contains_batch(items, |found| ctx.reply_bool(found));
+        return Ok(());
+    }
     if flavor_of(&key) == BloomFlavor::ValkeyBloom {
         return valkey_bloom::exists(ctx, &mut key, items, single);
     }
     if !single {
         ctx.reply_array(items.len());
     }
-    match key.get::<Chain>() {
-        Lookup::Found(chain) => chain.contains_batch(items, |found| ctx.reply_bool(found)),
-        Lookup::Missing | Lookup::WrongType => items.iter().for_each(|_| ctx.reply_bool(false)),
-    }
+    items.iter().for_each(|_| ctx.reply_bool(false));
     Ok(())
 }
 

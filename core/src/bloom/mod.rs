@@ -369,7 +369,8 @@ impl Chain {
 
     /// BF.INFO Size (docs/bloom.md §7): C record sizes of a 64-bit build plus bit arrays.
     pub fn size_bytes(&self) -> u64 {
-        size_bytes(&self.links())
+        let (links, bytes) = self.store.arrays();
+        info_size(links, bytes)
     }
 
     pub fn num_links(&self) -> usize {
@@ -560,7 +561,16 @@ fn grow(links: &mut LinksMut<'_>, limit: Option<u64>) -> Result<(), AddOutcome> 
 /// BF.INFO Size of a chain of `links` (docs/bloom.md §7): C record sizes of
 /// a 64-bit build plus bit arrays.
 fn size_bytes(links: &[Link]) -> u64 {
-    links.iter().fold(CHAIN_RECORD, |acc, l| {
-        acc.wrapping_add(LINK_RECORD).wrapping_add(l.bytes())
-    })
+    let bytes = links
+        .iter()
+        .fold(0u64, |acc, l| acc.wrapping_add(l.bytes()));
+    info_size(links.len(), bytes)
+}
+
+/// BF.INFO Size of `links` links of `bytes` bits in all (wrapping like
+/// RedisBloom's C sum).
+fn info_size(links: usize, bytes: u64) -> u64 {
+    CHAIN_RECORD
+        .wrapping_add((links as u64).wrapping_mul(LINK_RECORD))
+        .wrapping_add(bytes)
 }

@@ -344,6 +344,20 @@ impl Store {
         LinksMut { store: self, one }
     }
 
+    /// How many links the chain has and their bit arrays' total length
+    /// (wrapping), read without deriving a compact chain's link record:
+    /// every write takes the chain's size twice (INFO bf's totals).
+    pub(super) fn arrays(&self) -> (usize, u64) {
+        if self.records().is_none() {
+            return (1, self.inline.len() as u64);
+        }
+        let links = self.general_links();
+        let bytes = links
+            .iter()
+            .fold(0u64, |acc, l| acc.wrapping_add(l.bytes()));
+        (links.len(), bytes)
+    }
+
     /// Link `i`'s bit array, borrowed from the chain.
     pub(super) fn link_data(&self, i: usize) -> Option<&[u8]> {
         if self.records().is_none() {

@@ -967,3 +967,20 @@ fn checks_answer_as_links_one_by_one() {
         assert!((90..20_000).contains(&found), "{found}");
     }
 }
+
+/// BF.INFO Size read from the store's arrays is the per-link sum of
+/// docs/bloom.md §7, for a compact chain, the general one it grows into,
+/// and a first link too large to be inline.
+#[test]
+fn size_bytes_is_the_per_link_sum() {
+    let per_link = |c: &Chain| c.links().iter().fold(32u64, |acc, l| acc + 64 + l.bytes());
+    let mut c = Chain::new(10, 0.01, 2, false).unwrap();
+    assert_eq!(c.size_bytes(), per_link(&c));
+    for i in 0..100 {
+        c.add(i.to_string().as_bytes());
+    }
+    assert!(c.num_links() > 1);
+    assert_eq!(c.size_bytes(), per_link(&c));
+    let big = Chain::new(1_000_000, 0.01, 2, false).unwrap();
+    assert_eq!(big.size_bytes(), per_link(&big));
+}
