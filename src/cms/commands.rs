@@ -2,17 +2,17 @@
 //! (parsed in the core), the sketch operation, the reply, replication.
 
 use rsbloom_core::cms::args::{
-    incrby_arity, init_arity_of, parse_dims, parse_error_prob, parse_increment, parse_init_options,
-    parse_merge, parse_weight,
+    incrby_arity, init_arity_of, parse_dims, parse_error_prob, parse_init_options, parse_merge,
+    parse_weight,
 };
 use rsbloom_core::cms::{
     check_dims, dims_for_error, CellSize, CountMinSketch, CreateError, MergeError, Source,
     WindowedCms,
 };
 
-use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
+use super::replies::{create_error, pair_item, reply_incremented, Increments, KEY_MISSING};
 use super::window;
-use crate::ffi::{CmdResult, Ctx, RStr, ReplyError};
+use crate::ffi::{CmdResult, Ctx, Lookup, RStr, ReplyError};
 
 const KEY_EXISTS: ReplyError = ReplyError::Text("CMS: key already exists");
 const MERGE_OVERFLOW: ReplyError = ReplyError::Text("CMS: MERGE overflow");
@@ -87,17 +87,26 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (pairs, _) = rest.as_chunks::<2>();
     // Opened for writing: WATCH and client-side caching see the change.
     let mut key = ctx.open_key(name, true);
-    if key.kind().is::<WindowedCms>() {
-        return window::incrby(ctx, name, key, pairs);
-    }
-    let s = key.get::<CountMinSketch>().or_missing(KEY_MISSING)?;
-    for [_, inc] in pairs {
-        parse_increment(inc.as_ref())?;
-    }
+    // The plain sketch first: a window is only looked for in a key of
+    // another type, so the usual call looks its key up once. (Not in a
+    // guard: the mutable borrow would still hold there.)
+    let s = match key.get::<CountMinSketch>() {
+        Lookup::WrongType => {
+            if key.kind().is::<WindowedCms>() {
+                return window::incrby(ctx, name, key, pairs);
+            }
+            return Err(ReplyError::WrongType);
+        }
+        found => found.or_missing(KEY_MISSING)?,
+    };
+    let incs = Increments::check(pairs)?;
     ctx.reply_array(pairs.len());
-    s.increment_batch(pairs, pair_item, pair_increment, |r| {
-        reply_incremented(ctx, r)
-    });
+    s.increment_batch(
+        pairs,
+        pair_item,
+        |p| incs.of(p),
+        |r| reply_incremented(ctx, r),
+    );
     ctx.propagate();
     Ok(())
 }
@@ -113,10 +122,13 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     }
     let key = ctx.open_key(name, false);
-    if key.kind().is::<WindowedCms>() {
-        return window::query(ctx, &key, items);
-    }
-    let s = key.get_shared::<CountMinSketch>().or_missing(KEY_MISSING)?;
+    // As in INCRBY: the plain sketch first.
+    let s = match key.get_shared::<CountMinSketch>() {
+        Lookup::WrongType if key.kind().is::<WindowedCms>() => {
+            return window::query(ctx, &key, items);
+        }
+        found => found.or_missing(KEY_MISSING)?,
+    };
     ctx.reply_array(items.len());
     s.query_batch(items, |v| {
         ctx.reply_int(i64::try_from(v).unwrap_or(i64::MAX))

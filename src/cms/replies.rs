@@ -22,9 +22,32 @@ pub fn pair_item(p: &[RStr; 2]) -> &[u8] {
     p[0].as_ref()
 }
 
-/// An increment already validated by the first pass.
-pub fn pair_increment(p: &[RStr; 2]) -> i64 {
-    parse_increment(p[1].as_ref()).unwrap_or(0)
+/// INCRBY's increments, every one checked before any is applied (§5.4).
+/// A single pair, the usual call, keeps the value it was checked as; a
+/// batch parses each again as it is applied rather than buffer them.
+pub enum Increments {
+    One(i64),
+    Checked,
+}
+
+impl Increments {
+    pub fn check(pairs: &[[RStr; 2]]) -> Result<Increments, ReplyError> {
+        if let [[_, inc]] = pairs {
+            return Ok(Increments::One(parse_increment(inc.as_ref())?));
+        }
+        for [_, inc] in pairs {
+            parse_increment(inc.as_ref())?;
+        }
+        Ok(Increments::Checked)
+    }
+
+    /// The increment of `p`, one of the checked pairs.
+    pub fn of(&self, p: &[RStr; 2]) -> i64 {
+        match self {
+            Increments::One(v) => *v,
+            Increments::Checked => parse_increment(p[1].as_ref()).unwrap_or(0),
+        }
+    }
 }
 
 pub fn reply_incremented(ctx: &Ctx, r: Incremented) {

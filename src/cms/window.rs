@@ -2,11 +2,11 @@
 //! commands as the plain sketch, each write first aged to the master's
 //! clock (`crate::clock`), each read aged virtually by the reader's.
 
-use rsbloom_core::cms::args::{parse_increment, parse_timestamp};
+use rsbloom_core::cms::args::parse_timestamp;
 use rsbloom_core::cms::{CellSize, WindowError, WindowedCms};
 use rsbloom_core::window::{WindowSpec, Windowed};
 
-use super::replies::{create_error, pair_increment, pair_item, reply_incremented, KEY_MISSING};
+use super::replies::{create_error, pair_item, reply_incremented, Increments, KEY_MISSING};
 use crate::clock::{age_to_clock, create_window, reply_window_info, tick_command, TickCommand};
 use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
 
@@ -57,14 +57,15 @@ fn window_error(e: WindowError) -> ReplyError {
 /// the master's clock (its tick replicated first), then every pair.
 pub fn incrby(ctx: &Ctx, name: &RStr, mut key: Key, pairs: &[[RStr; 2]]) -> CmdResult {
     let s = key.get::<WindowedCms>().or_missing(KEY_MISSING)?;
-    for [_, inc] in pairs {
-        parse_increment(inc.as_ref())?;
-    }
+    let incs = Increments::check(pairs)?;
     age_to_clock(ctx, TICK.name, name, s);
     ctx.reply_array(pairs.len());
-    s.increment_batch(pairs, pair_item, pair_increment, |r| {
-        reply_incremented(ctx, r)
-    });
+    s.increment_batch(
+        pairs,
+        pair_item,
+        |p| incs.of(p),
+        |r| reply_incremented(ctx, r),
+    );
     ctx.propagate();
     Ok(())
 }

@@ -10,8 +10,8 @@ use rsbloom_core::topk::args::{
 use rsbloom_core::topk::{cstr, hash_item, ItemHash, TopK, WindowedTopK};
 
 use super::replies::{reply_item, NO_KEY, NO_MEMORY, OUT_OF_MEMORY};
-use super::window::{self, writable};
-use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
+use super::window;
+use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
 
 const KEY_EXISTS: &str = "TopK: key already exists";
 
@@ -69,8 +69,13 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     min_arity(args, 3)?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
-    let t = writable(ctx, name, &mut key)?;
     let items = args.get(2..).unwrap_or_default();
+    window::write(ctx, name, &mut key, |t| add_items(ctx, t, items))?;
+    ctx.propagate();
+    Ok(())
+}
+
+fn add_items(ctx: &Ctx, t: &mut TopK, items: &[RStr]) {
     ctx.reply_array(items.len());
     if !t.buckets_exceed_cache() {
         for item in items {
@@ -95,8 +100,6 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             },
         );
     }
-    ctx.propagate();
-    Ok(())
 }
 
 /// Pairs after a rejected increment are not applied, and their elements
@@ -109,8 +112,23 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     check_incrby_arity(args.len())?;
     let name = arg(args, 1)?;
     let mut key = ctx.open_key(name, true);
-    let t = writable(ctx, name, &mut key)?;
-    let pairs = args.get(2..).unwrap_or_default().chunks_exact(2);
+    let pairs = args.get(2..).unwrap_or_default();
+    let rejected_at = window::write(ctx, name, &mut key, |t| increment_pairs(ctx, t, pairs))?;
+    match rejected_at {
+        None => ctx.propagate(),
+        Some(0) => {}
+        Some(n) => {
+            let head = args.get(..2 + 2 * n).unwrap_or_default();
+            ctx.propagate_as(&head.iter().collect::<Vec<_>>());
+        }
+    }
+    Ok(())
+}
+
+/// Applies `item increment` pairs up to the first rejected increment, a
+/// reply element each; returns the index of that pair, if any.
+fn increment_pairs(ctx: &Ctx, t: &mut TopK, pairs: &[RStr]) -> Option<usize> {
+    let pairs = pairs.chunks_exact(2);
     ctx.reply_array(pairs.len());
     // The first rejected pair: as many were applied.
     let mut rejected_at = None;
@@ -130,15 +148,7 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             }
         }
     }
-    match rejected_at {
-        None => ctx.propagate(),
-        Some(0) => {}
-        Some(n) => {
-            let head = args.get(..2 + 2 * n).unwrap_or_default();
-            ctx.propagate_as(&head.iter().collect::<Vec<_>>());
-        }
-    }
-    Ok(())
+    rejected_at
 }
 
 // ---------------------------------------------------------------------------
@@ -165,12 +175,16 @@ fn per_item(
     reply: impl Fn(&TopK, &[u8]),
 ) -> CmdResult {
     min_arity(args, 3)?;
-    let mut key = ctx.open_key(arg(args, 1)?, false);
-    if key.kind().is::<WindowedTopK>() {
-        return windowed(ctx, &key, args.get(2..).unwrap_or_default());
-    }
-    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
+    let key = ctx.open_key(arg(args, 1)?, false);
     let items = args.get(2..).unwrap_or_default();
+    // A window is looked for only in a key of another type: the usual
+    // call looks its key up once.
+    let t = match key.get_shared::<TopK>() {
+        Lookup::WrongType if key.kind().is::<WindowedTopK>() => {
+            return windowed(ctx, &key, items);
+        }
+        found => found.or_missing(ReplyError::Text(NO_KEY))?,
+    };
     ctx.reply_array(items.len());
     for item in items {
         reply(t, item.as_ref());
@@ -183,11 +197,13 @@ fn per_item(
 
 pub fn list(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let with_count = parse_topk_list(args)?;
-    let mut key = ctx.open_key(arg(args, 1)?, false);
-    if key.kind().is::<WindowedTopK>() {
-        return window::list(ctx, &key, with_count);
-    }
-    let t = key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY))?;
+    let key = ctx.open_key(arg(args, 1)?, false);
+    let t = match key.get_shared::<TopK>() {
+        Lookup::WrongType if key.kind().is::<WindowedTopK>() => {
+            return window::list(ctx, &key, with_count);
+        }
+        found => found.or_missing(ReplyError::Text(NO_KEY))?,
+    };
     let listed = t.list().map_err(|_| ReplyError::Text(OUT_OF_MEMORY))?;
     ctx.reply_array(listed.len() * if with_count { 2 } else { 1 });
     for e in listed.iter() {

@@ -10,7 +10,7 @@ use super::replies::{reply_item, NO_KEY, NO_MEMORY, OUT_OF_MEMORY};
 use crate::clock::{
     age_to_clock, create_window, reply_window_fields, tick_command, TickCommand, WINDOW_INFO_FIELDS,
 };
-use crate::ffi::{CmdResult, Ctx, Key, RStr, ReplyError};
+use crate::ffi::{CmdResult, Ctx, Key, Lookup, RStr, ReplyError};
 
 const TOO_LARGE: ReplyError = ReplyError::Text(
     "TopK: a windowed Top-K holds at most 268435456 bytes of buckets and heap records",
@@ -25,18 +25,28 @@ const TICK: TickCommand = TickCommand {
     key_first: false,
 };
 
-/// The sketch a TOPK.ADD or TOPK.INCRBY on `key` writes to: a plain
-/// Top-K, or a window's youngest bucket once the window is aged to the
-/// master's clock (its tick replicated first).
-pub fn writable<'a>(ctx: &Ctx, name: &RStr, key: &'a mut Key) -> Result<&'a mut TopK, ReplyError> {
-    if !key.kind().is::<WindowedTopK>() {
-        return key.get::<TopK>().or_missing(ReplyError::Text(NO_KEY));
+/// Runs `write` on the sketch a TOPK.ADD or TOPK.INCRBY on `key` writes
+/// to: a plain Top-K, or a window's youngest bucket once the window is aged
+/// to the master's clock (its tick replicated first). A window is looked
+/// for only in a key of another type, so the usual call looks its key up
+/// once; hence a closure: the first lookup's reference cannot be returned
+/// past a second lookup.
+pub fn write<R>(
+    ctx: &Ctx,
+    name: &RStr,
+    key: &mut Key,
+    write: impl FnOnce(&mut TopK) -> R,
+) -> Result<R, ReplyError> {
+    match key.get::<TopK>() {
+        Lookup::Found(t) => return Ok(write(t)),
+        Lookup::Missing => return Err(ReplyError::Text(NO_KEY)),
+        Lookup::WrongType => {}
     }
     let w = key
         .get::<WindowedTopK>()
         .or_missing(ReplyError::Text(NO_KEY))?;
     age_to_clock(ctx, TICK.name, name, w);
-    Ok(w.youngest_mut())
+    Ok(write(w.youngest_mut()))
 }
 
 /// The end of TOPK.RESERVE with WINDOW: the key is vacant and the numbers

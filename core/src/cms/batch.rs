@@ -124,19 +124,26 @@ pub(super) fn pipelined<S, T>(
         }
     };
     let mut chunks = items.chunks(b.per_block);
-    let (mut current, mut next) = ([0u32; BLOCK_CELLS], [0u32; BLOCK_CELLS]);
+    let mut current = [0u32; BLOCK_CELLS];
+    // Zeroed only for a second block: a single item's batch would spend
+    // more on zeroing it than on everything else but its hashes.
+    let mut next: Option<[u32; BLOCK_CELLS]> = None;
     let mut block = chunks.next();
     if let Some(c) = block {
         load(&state, c, &mut current);
     }
     while let Some(now) = block {
         block = chunks.next();
-        if let Some(c) = block {
-            load(&state, c, &mut next);
-        }
+        let upcoming = block.map(|c| {
+            let buf = next.get_or_insert([0; BLOCK_CELLS]);
+            load(&state, c, buf);
+            buf
+        });
         for (t, cols) in now.iter().zip(current.chunks_exact(d)) {
             each(&mut state, t, cols);
         }
-        std::mem::swap(&mut current, &mut next);
+        if let Some(buf) = upcoming {
+            std::mem::swap(&mut current, buf);
+        }
     }
 }

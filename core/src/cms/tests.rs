@@ -795,15 +795,24 @@ proptest! {
         prop_assert!(m.matches(&s));
     }
 
-    /// Batches (blocks, prefetches, deep sketches one item at a time) answer
-    /// and write exactly as single calls do.
+    /// Batches (by blocks with prefetches when `large`; small and deep
+    /// sketches one item at a time) answer and write exactly as single
+    /// calls do.
     #[test]
     fn batches_equal_single_calls(
         cs in sizes(),
         width in 1u64..64,
         depth in prop_oneof![1u64..10, 30u64..40, 60u64..70],
+        large in any::<bool>(),
         incs in prop::collection::vec((item_strategy(), -3i64..5), 0..120),
     ) {
+        // Just past the prefetching threshold, whatever the shape.
+        let row_bytes = depth * cs.bytes() as u64;
+        let width = if large {
+            (super::PREFETCH_MIN as u64).div_ceil(row_bytes) + width
+        } else {
+            width
+        };
         let mut batched = CountMinSketch::new(width, depth, cs).unwrap();
         let mut single = CountMinSketch::new(width, depth, cs).unwrap();
         let mut got = Vec::new();

@@ -3,7 +3,7 @@
 
 use std::alloc::{alloc_zeroed, Layout};
 
-use crate::alloc::{try_copy, AllocError, Block};
+use crate::alloc::{try_copy, try_zeroed, AllocError, Block};
 
 /// One heap record. The item is held as its bytes plus a terminating 0 byte
 /// (RedisBloom's allocation, so memory matches; the RDB form up to the first
@@ -82,14 +82,16 @@ fn first_nul(bytes: &[u8]) -> usize {
     done + tail.iter().position(|&b| b == 0).unwrap_or(tail.len())
 }
 
-/// The item bytes plus the terminating 0, allocated fallibly.
+/// The item bytes plus the terminating 0, allocated fallibly: zeroed, so
+/// the 0 is already there, by one call to the allocator rather than
+/// through a `Vec`'s growth path (fewer instructions per expelled item).
 pub(super) fn owned_item(item: &[u8]) -> Result<Box<[u8]>, AllocError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(item.len().checked_add(1).ok_or(AllocError)?)
-        .map_err(|_| AllocError)?;
-    v.extend_from_slice(item);
-    v.push(0);
-    Ok(v.into_boxed_slice())
+    let len = item.len().checked_add(1).ok_or(AllocError)?;
+    let mut owned = try_zeroed(len as u64)?;
+    if let Some(bytes) = owned.get_mut(..item.len()) {
+        bytes.copy_from_slice(item);
+    }
+    Ok(owned)
 }
 
 /// The heap array: exactly k records.
