@@ -87,6 +87,14 @@ pub(crate) struct LinkMeta {
 /// a link below its capacity only, and a new link takes the add that made
 /// it: a legacy ENTS_IS_BITS chain can scale out to a link of capacity 0
 /// (2^n2 bits below one entry's bpe), which then holds 1 (docs/bloom.md §9).
+/// The bit arrays' total length of `links` (wrapping, like RedisBloom's C
+/// sum in BF.INFO Size).
+pub(super) fn total_bytes(links: &[Link]) -> u64 {
+    links
+        .iter()
+        .fold(0u64, |acc, l| acc.wrapping_add(l.bytes()))
+}
+
 pub(super) fn count_fits(size: u64, entries: u64) -> bool {
     size <= entries.max(1)
 }

@@ -561,10 +561,7 @@ fn grow(links: &mut LinksMut<'_>, limit: Option<u64>) -> Result<(), AddOutcome> 
 /// BF.INFO Size of a chain of `links` (docs/bloom.md §7): C record sizes of
 /// a 64-bit build plus bit arrays.
 fn size_bytes(links: &[Link]) -> u64 {
-    let bytes = links
-        .iter()
-        .fold(0u64, |acc, l| acc.wrapping_add(l.bytes()));
-    info_size(links.len(), bytes)
+    info_size(links.len(), link::total_bytes(links))
 }
 
 /// BF.INFO Size of `links` links of `bytes` bits in all (wrapping like

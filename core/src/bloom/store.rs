@@ -19,7 +19,7 @@
 //! records, not the block), except when active defragmentation moves the
 //! whole value ([`Store::moved`]).
 
-use super::link::{Fields, Link, LooseLink};
+use super::link::{total_bytes, Fields, Link, LooseLink};
 use super::{FORCE64, NOROUND, NO_SCALING};
 use crate::alloc::{size_class, AllocError, Block};
 use std::alloc::{alloc, dealloc, realloc, Layout};
@@ -352,10 +352,7 @@ impl Store {
             return (1, self.inline.len() as u64);
         }
         let links = self.general_links();
-        let bytes = links
-            .iter()
-            .fold(0u64, |acc, l| acc.wrapping_add(l.bytes()));
-        (links.len(), bytes)
+        (links.len(), total_bytes(links))
     }
 
     /// Link `i`'s bit array, borrowed from the chain.
