@@ -15,7 +15,8 @@ mod typed;
 mod valkey_bloom;
 
 pub use state::{
-    cms_legacy_encoding, cms_rdb_encoding, flavor, flavor_at_load, get, max_key_memory,
+    cf_max_expansions, cms_legacy_encoding, cms_rdb_encoding, flavor, flavor_at_load, get,
+    max_key_memory,
 };
 
 use std::ffi::{c_char, c_int, c_void, CString};

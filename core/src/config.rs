@@ -23,6 +23,9 @@ pub const NAMES: [&str; 8] = [
 ];
 
 /// Default values as `CONFIG GET` shows them, in `NAMES` order.
+/// `cf-max-expansions` until set.
+pub const DEFAULT_CF_MAX_EXPANSIONS: i64 = 32;
+
 const DEFAULT_TEXT: [&str; 8] = ["0.01", "100", "2", "2", "1024", "20", "1", "32"];
 
 /// Error rates above this are stored as this (docs/differences.md §3 "error-rate cap").
@@ -76,7 +79,7 @@ impl Default for Config {
             cf_initial_size: 1024,
             cf_max_iterations: 20,
             cf_expansion_factor: 1,
-            cf_max_expansions: 32,
+            cf_max_expansions: DEFAULT_CF_MAX_EXPANSIONS,
             bucket_size_set: false,
             initial_size_set: false,
             text: DEFAULT_TEXT.map(String::from),

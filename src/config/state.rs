@@ -3,12 +3,12 @@
 //! helpers every config registration shares.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, OnceLock, RwLock, RwLockReadGuard};
 
 use redis_module::raw::{self, RedisModuleString};
 use rsbloom_core::cms::{ENCODING_VERSION, LEGACY_ENCODING_VERSION};
-use rsbloom_core::config::{BloomFlavor, Config};
+use rsbloom_core::config::{BloomFlavor, Config, DEFAULT_CF_MAX_EXPANSIONS};
 
 static CONFIG: LazyLock<RwLock<Config>> = LazyLock::new(|| RwLock::new(Config::default()));
 
@@ -32,7 +32,17 @@ pub fn flavor_at_load() -> BloomFlavor {
 
 pub fn with_mut<R>(f: impl FnOnce(&mut Config) -> R) -> R {
     let mut guard = CONFIG.write().unwrap_or_else(|e| e.into_inner());
-    f(&mut guard)
+    let r = f(&mut guard);
+    CF_MAX_EXPANSIONS.store(guard.cf_max_expansions, Ordering::Relaxed);
+    r
+}
+
+/// `cf-max-expansions`, which every CF.ADD and CF.INSERT checks, mirrored
+/// out of the lock: taking it costs two locked instructions a command.
+static CF_MAX_EXPANSIONS: AtomicI64 = AtomicI64::new(DEFAULT_CF_MAX_EXPANSIONS);
+
+pub fn cf_max_expansions() -> i64 {
+    CF_MAX_EXPANSIONS.load(Ordering::Relaxed)
 }
 
 /// Records the flavour the commands are registered with (once, at load).

@@ -123,7 +123,7 @@ fn insert_items(
     kind: InsertKind,
     args: &[RStr],
     items_at: usize,
-    create_params: Option<CfReserve>,
+    create_params: Option<impl FnOnce() -> CfReserve>,
     max_expansions: i64,
 ) -> CmdResult {
     let items = args.get(items_at..).unwrap_or_default();
@@ -131,7 +131,7 @@ fn insert_items(
     let mut key = ctx.open_key(arg(args, 1)?, true);
     let value = key.get_or_create(|| {
         let params = create_params.ok_or(NOT_FOUND)?;
-        create(params, limit).map(Box::new)
+        create(params(), limit).map(Box::new)
     })?;
     let Value::Found(cf) = value else {
         return Err(ReplyError::WrongType);
@@ -192,11 +192,16 @@ fn insert_items(
 
 fn add_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
     exact_arity(args, 3)?;
-    let (params, max_expansions) = {
-        let cfg = config::get();
-        (cf_autocreate(&cfg), cfg.cf_max_expansions)
-    };
-    insert_items(ctx, kind, args, 2, Some(params), max_expansions)
+    // The configuration's lock only when a filter is created.
+    let autocreate = || cf_autocreate(&config::get());
+    insert_items(
+        ctx,
+        kind,
+        args,
+        2,
+        Some(autocreate),
+        config::cf_max_expansions(),
+    )
 }
 
 fn insert_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
@@ -205,7 +210,7 @@ fn insert_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {
         let opts = parse_cf_insert(args, &cfg)?;
         (opts, opts.reserve(&cfg), cfg.cf_max_expansions)
     };
-    let create_params = (!opts.nocreate).then_some(params);
+    let create_params = (!opts.nocreate).then_some(move || params);
     insert_items(
         ctx,
         kind,
