@@ -23,6 +23,8 @@ data_type! {
     blocks(sketch, f) => f(sketch.block_mut());
 
     {
+        const FIXED_FOOTPRINT: bool = true;
+
         fn registered_encoding_version() -> c_int {
             crate::config::cms_rdb_encoding()
         }
@@ -38,6 +40,8 @@ data_type! {
     WindowedCms = rsbloom_core::cms::WINDOW_TYPE, bytes size_bytes;
 
     {
+        const FIXED_FOOTPRINT: bool = true;
+
         /// `RESTORE key 0 <DUMP payload>`: the value is at most 256 MiB of
         /// counters (docs/cms-window.md §6), within the bulk limit.
         fn aof_rewrite(&self, aof: &mut AofWriter) {

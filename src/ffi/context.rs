@@ -485,6 +485,8 @@ pub trait ModuleValue {
     fn stats() -> &'static TypeStats;
     /// What the value counts for in its type's INFO totals.
     fn footprint(&self) -> Footprint;
+    /// The footprint never changes after creation (see `DataType`).
+    const FIXED_FOOTPRINT: bool;
 }
 
 /// Size of a value found in a key opened for writing, to account its growth
@@ -653,7 +655,7 @@ impl Key<'_> {
     /// a second lookup of the same value keeps the size the first saw).
     fn lookup<T: ModuleValue + ?Sized>(&mut self) -> RawLookup<T> {
         let found = self.value::<T>();
-        if let (RawLookup::Found(v), true) = (&found, self.write) {
+        if let (RawLookup::Found(v), true) = (&found, self.write && !T::FIXED_FOOTPRINT) {
             if self
                 .tracked
                 .as_ref()
@@ -701,7 +703,7 @@ impl Key<'_> {
         let size = value.footprint();
         T::stats().created(size);
         let raw_value = Box::into_raw(value);
-        self.tracked = Some(Tracked {
+        self.tracked = (!T::FIXED_FOOTPRINT).then(|| Tracked {
             value: raw_value.cast(),
             stats: T::stats(),
             before: size,

@@ -56,6 +56,9 @@ pub trait DataType: Send + 'static {
     fn aof_rewrite(&self, aof: &mut AofWriter);
     /// Bytes reported by MEMORY USAGE (the INFO "Size").
     fn mem_usage(&self) -> usize;
+    /// Whether a value's footprint is set when it is created and never
+    /// changes: writes then skip measuring it before and after.
+    const FIXED_FOOTPRINT: bool = false;
     /// What the value counts for in the type's INFO totals: by default its
     /// bytes only.
     fn footprint(&self) -> Footprint {
@@ -172,6 +175,7 @@ impl<T: DataType + ?Sized> ModuleValue for T {
     fn stats() -> &'static TypeStats {
         &T::cell().stats
     }
+    const FIXED_FOOTPRINT: bool = <T as DataType>::FIXED_FOOTPRINT;
     fn footprint(&self) -> Footprint {
         DataType::footprint(self)
     }

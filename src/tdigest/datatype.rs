@@ -9,6 +9,8 @@ data_type! {
     TDigest = rsbloom_core::tdigest::TYPE, bytes memory_usage;
     blocks(td, f) => TDigest::for_each_block_mut(td, f);
     {
+        const FIXED_FOOTPRINT: bool = true;
+
         /// Saves the compressed digest (§7.1). Like RedisBloom, a save in the
         /// serving process compresses the live digest (later answers depend on
         /// it), and then replicates that compression so replicas and the AOF
@@ -52,6 +54,8 @@ data_type! {
     WindowedTDigest = rsbloom_core::tdigest::WINDOW_TYPE, bytes size_bytes;
     blocks(td, f) => WindowedTDigest::for_each_block_mut(td, f);
     {
+        const FIXED_FOOTPRINT: bool = true;
+
         /// `RESTORE key 0 <DUMP payload>`: the value is at most 256 MiB of
         /// nodes (docs/tdigest-window.md §6), within the bulk limit.
         fn aof_rewrite(&self, aof: &mut AofWriter) {

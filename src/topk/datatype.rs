@@ -9,6 +9,8 @@ data_type! {
     TopK = rsbloom_core::topk::TYPE, bytes memory_usage;
 
     {
+        const FIXED_FOOTPRINT: bool = true;
+
         /// `RESTORE key 0 <DUMP payload>`, as RedisBloom rewrites it.
         fn aof_rewrite(&self, aof: &mut AofWriter) {
             aof.restore_from_dump();
