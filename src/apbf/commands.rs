@@ -193,7 +193,7 @@ pub fn scandump(ctx: &Ctx, args: &[RStr]) -> CmdResult {
 pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (mut key, iter, data) = loadchunk_args(ctx, args, parse_loadchunk_iter)?;
     if iter == 1 {
-        if let Lookup::WrongType = key.get::<Apbf>() {
+        if let Lookup::WrongType(_) = key.get::<Apbf>() {
             return Err(ReplyError::WrongType);
         }
         if let Some(h) = Header::decode(data) {

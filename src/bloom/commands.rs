@@ -58,8 +58,7 @@ fn chain_for_write<'k>(
 
 /// Which flavour answers on a key: that of the filter it holds; for a
 /// missing key or one of another type, `bf.bloom-flavor`'s.
-fn flavor_of(key: &Key<'_>) -> BloomFlavor {
-    let kind = key.kind();
+fn flavor_of(kind: KeyKind) -> BloomFlavor {
     if kind.is::<Chain>() {
         BloomFlavor::RedisBloom
     } else if kind.is::<Object>() {
@@ -84,7 +83,7 @@ pub fn reserve(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     if valkey_bloom::is_bloom(key.kind()) {
         return Err(ReplyError::Text(ITEM_EXISTS));
     }
-    if let Lookup::WrongType = key.get::<Chain>() {
+    if let Lookup::WrongType(_) = key.get::<Chain>() {
         return Err(ReplyError::WrongType);
     }
     key.set(create_chain(&params, config::key_limit(ctx))?);
@@ -212,10 +211,14 @@ fn add_to_key(ctx: &Ctx, args: &[RStr], single: bool) -> CmdResult {
     let mut key = ctx.open_key(name, true);
     // A key holding a chain, the common case, is answered after this one
     // lookup: its flavour is known, and nothing is created.
-    if let Lookup::Found(chain) = key.get::<Chain>() {
-        return add_and_reply(ctx, chain, args, 2, single, false, config::key_limit(ctx));
-    }
-    match flavor_of(&key) {
+    let kind = match key.get::<Chain>() {
+        Lookup::Found(chain) => {
+            return add_and_reply(ctx, chain, args, 2, single, false, config::key_limit(ctx))
+        }
+        Lookup::Missing => KeyKind::Empty,
+        Lookup::WrongType(kind) => kind,
+    };
+    match flavor_of(kind) {
         BloomFlavor::ValkeyBloom => valkey_bloom::add(ctx, args, &mut key, single),
         BloomFlavor::RedisBloom => insert(ctx, &mut key, args, 2, single, Some(autocreate)),
     }
@@ -278,14 +281,18 @@ fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> CmdResul
     let mut key = ctx.open_key(name, false);
     // A key holding a chain, the common case, is answered after this one
     // lookup: its flavour is known.
-    if let Lookup::Found(chain) = key.get::<Chain>() {
-        if !single {
-            ctx.reply_array(items.len());
+    let kind = match key.get::<Chain>() {
+        Lookup::Found(chain) => {
+            if !single {
+                ctx.reply_array(items.len());
+            }
+            chain.contains_batch(items, |found| ctx.reply_bool(found));
+            return Ok(());
         }
-        chain.contains_batch(items, |found| ctx.reply_bool(found));
-        return Ok(());
-    }
-    if flavor_of(&key) == BloomFlavor::ValkeyBloom {
+        Lookup::Missing => KeyKind::Empty,
+        Lookup::WrongType(kind) => kind,
+    };
+    if flavor_of(kind) == BloomFlavor::ValkeyBloom {
         return valkey_bloom::exists(ctx, &mut key, items, single);
     }
     if !single {
@@ -385,7 +392,7 @@ pub fn card(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         return Err(ReplyError::WrongArity);
     };
     let mut key = ctx.open_key(name, false);
-    if flavor_of(&key) == BloomFlavor::ValkeyBloom {
+    if flavor_of(key.kind()) == BloomFlavor::ValkeyBloom {
         return valkey_bloom::card(ctx, &mut key);
     }
     let items = key
@@ -447,7 +454,7 @@ pub fn loadchunk(ctx: &Ctx, args: &[RStr]) -> CmdResult {
             key.set(chain);
         }
         Lookup::Missing => return Err(ReplyError::Text(NOT_FOUND)),
-        Lookup::WrongType => return Err(ReplyError::WrongType),
+        Lookup::WrongType(_) => return Err(ReplyError::WrongType),
         Lookup::Found(chain) => chain
             .load_chunk(iter, data)
             .map_err(|e| ReplyError::Text(e.message()))?,
@@ -497,10 +504,10 @@ fn merge_into<T: ModuleValue + ?Sized>(
         match key.get_shared::<T>() {
             Lookup::Found(v) => values.push(v),
             Lookup::Missing => return Err(ReplyError::Text(NOT_FOUND)),
-            Lookup::WrongType if valkey_bloom::is_bloom(key.kind()) => {
+            Lookup::WrongType(kind) if valkey_bloom::is_bloom(kind) => {
                 return Err(ReplyError::Text(MIXED))
             }
-            Lookup::WrongType => return Err(ReplyError::WrongType),
+            Lookup::WrongType(_) => return Err(ReplyError::WrongType),
         }
     }
     let mut dest_key = ctx.open_key(dest, true);

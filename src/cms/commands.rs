@@ -87,15 +87,11 @@ pub fn incrby(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let (pairs, _) = rest.as_chunks::<2>();
     // Opened for writing: WATCH and client-side caching see the change.
     let mut key = ctx.open_key(name, true);
-    // The plain sketch first: a window is only looked for in a key of
-    // another type, so the usual call looks its key up once. (Not in a
-    // guard: the mutable borrow would still hold there.)
+    // The plain sketch first, a window in a key of another type: one
+    // type query either way.
     let s = match key.get::<CountMinSketch>() {
-        Lookup::WrongType => {
-            if key.kind().is::<WindowedCms>() {
-                return window::incrby(ctx, name, key, pairs);
-            }
-            return Err(ReplyError::WrongType);
+        Lookup::WrongType(kind) if kind.is::<WindowedCms>() => {
+            return window::incrby(ctx, name, key, pairs);
         }
         found => found.or_missing(KEY_MISSING)?,
     };
@@ -124,7 +120,7 @@ pub fn query(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let key = ctx.open_key(name, false);
     // As in INCRBY: the plain sketch first.
     let s = match key.get_shared::<CountMinSketch>() {
-        Lookup::WrongType if key.kind().is::<WindowedCms>() => {
+        Lookup::WrongType(kind) if kind.is::<WindowedCms>() => {
             return window::query(ctx, &key, items);
         }
         found => found.or_missing(KEY_MISSING)?,

@@ -507,10 +507,13 @@ fn footprint_of<T: ModuleValue + ?Sized>(value: *mut c_void) -> Footprint {
 }
 
 /// Result of looking a key up as a given module type: `R` is `&mut T`
-/// ([`Key::get`]) or `&T` ([`Key::get_shared`]).
+/// ([`Key::get`]) or `&T` ([`Key::get_shared`]). A key of another type
+/// says which, from the same type query: a family with a second type (a
+/// window, another flavour) tries its usual type first and the other
+/// only then, without asking the server again.
 pub enum Lookup<R> {
     Missing,
-    WrongType,
+    WrongType(KeyKind),
     Found(R),
 }
 
@@ -521,7 +524,7 @@ impl<R> Lookup<R> {
         match self {
             Lookup::Found(v) => Ok(v),
             Lookup::Missing => Err(missing),
-            Lookup::WrongType => Err(ReplyError::WrongType),
+            Lookup::WrongType(_) => Err(ReplyError::WrongType),
         }
     }
 
@@ -530,7 +533,7 @@ impl<R> Lookup<R> {
     pub fn found(self) -> Option<R> {
         match self {
             Lookup::Found(v) => Some(v),
-            Lookup::Missing | Lookup::WrongType => None,
+            Lookup::Missing | Lookup::WrongType(_) => None,
         }
     }
 
@@ -539,7 +542,7 @@ impl<R> Lookup<R> {
         match self {
             Lookup::Found(v) => Ok(Some(v)),
             Lookup::Missing => Ok(None),
-            Lookup::WrongType => Err(ReplyError::WrongType),
+            Lookup::WrongType(_) => Err(ReplyError::WrongType),
         }
     }
 
@@ -553,7 +556,7 @@ impl<R> Lookup<R> {
         match self {
             Lookup::Missing => Ok(()),
             Lookup::Found(_) => Err(exists),
-            Lookup::WrongType => Err(ReplyError::WrongType),
+            Lookup::WrongType(_) => Err(ReplyError::WrongType),
         }
     }
 }
@@ -584,7 +587,7 @@ pub struct Key<'c> {
 
 enum RawLookup<T: ?Sized> {
     Missing,
-    WrongType,
+    WrongType(KeyKind),
     Found(*mut T),
 }
 
@@ -606,7 +609,7 @@ impl Key<'_> {
                 // SAFETY: as in `get`; the key borrow bounds the reference.
                 Ok(Value::Found(unsafe { &mut *v }))
             }
-            RawLookup::WrongType => Ok(Value::WrongType),
+            RawLookup::WrongType(_) => Ok(Value::WrongType),
             RawLookup::Missing => Ok(Value::Found(self.set(create()?))),
         }
     }
@@ -617,7 +620,7 @@ impl Key<'_> {
             // key borrow bounds the reference.
             RawLookup::Found(v) => Lookup::Found(unsafe { &mut *v }),
             RawLookup::Missing => Lookup::Missing,
-            RawLookup::WrongType => Lookup::WrongType,
+            RawLookup::WrongType(kind) => Lookup::WrongType(kind),
         }
     }
 
@@ -629,7 +632,7 @@ impl Key<'_> {
             // SAFETY: as in `get`; only shared references are made here.
             RawLookup::Found(v) => Lookup::Found(unsafe { &*v }),
             RawLookup::Missing => Lookup::Missing,
-            RawLookup::WrongType => Lookup::WrongType,
+            RawLookup::WrongType(kind) => Lookup::WrongType(kind),
         }
     }
 
@@ -677,14 +680,10 @@ impl Key<'_> {
 
     /// The key's value as a raw pointer, if it is of type `T`.
     fn value<T: ModuleValue + ?Sized>(&self) -> RawLookup<T> {
-        let kind = rm!(RedisModule_KeyType(self.ptr));
-        if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
-            return RawLookup::Missing;
-        }
-        if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int
-            || rm!(RedisModule_ModuleTypeGetType(self.ptr)) != T::handle()
-        {
-            return RawLookup::WrongType;
+        match self.kind() {
+            KeyKind::Empty => return RawLookup::Missing,
+            KeyKind::Module(t) if t == T::handle() => {}
+            other => return RawLookup::WrongType(other),
         }
         // A key of type T::handle() always holds a Box<T> set by `set` or
         // by the type's rdb_load.

@@ -75,13 +75,11 @@ pub fn add(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let td = match key.get::<TDigest>() {
         Lookup::Found(td) => td,
         Lookup::Missing => return Err(ReplyError::Text(KEY_MISSING)),
-        Lookup::WrongType => {
-            if !key.kind().is::<WindowedTDigest>() {
-                return Err(ReplyError::WrongType);
-            }
+        Lookup::WrongType(kind) if kind.is::<WindowedTDigest>() => {
             let values = parse_add(args)?;
             return window::add(ctx, name, key, &values);
         }
+        Lookup::WrongType(_) => return Err(ReplyError::WrongType),
     };
     let values = parse_add(args)?;
     let was_pending = td.pending_merge();
@@ -255,7 +253,7 @@ fn read<P>(
     let td = match key.get::<TDigest>() {
         Lookup::Found(td) => td,
         Lookup::Missing => return Err(ReplyError::Text(KEY_MISSING)),
-        Lookup::WrongType => {
+        Lookup::WrongType(_) => {
             let w = key
                 .get_shared::<WindowedTDigest>()
                 .or_missing(ReplyError::WrongType)?;

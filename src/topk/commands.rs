@@ -180,7 +180,7 @@ fn per_item(
     // A window is looked for only in a key of another type: the usual
     // call looks its key up once.
     let t = match key.get_shared::<TopK>() {
-        Lookup::WrongType if key.kind().is::<WindowedTopK>() => {
+        Lookup::WrongType(kind) if kind.is::<WindowedTopK>() => {
             return windowed(ctx, &key, items);
         }
         found => found.or_missing(ReplyError::Text(NO_KEY))?,
@@ -199,7 +199,7 @@ pub fn list(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let with_count = parse_topk_list(args)?;
     let key = ctx.open_key(arg(args, 1)?, false);
     let t = match key.get_shared::<TopK>() {
-        Lookup::WrongType if key.kind().is::<WindowedTopK>() => {
+        Lookup::WrongType(kind) if kind.is::<WindowedTopK>() => {
             return window::list(ctx, &key, with_count);
         }
         found => found.or_missing(ReplyError::Text(NO_KEY))?,

@@ -40,7 +40,7 @@ pub fn write<R>(
     match key.get::<TopK>() {
         Lookup::Found(t) => return Ok(write(t)),
         Lookup::Missing => return Err(ReplyError::Text(NO_KEY)),
-        Lookup::WrongType => {}
+        Lookup::WrongType(_) => {}
     }
     let w = key
         .get::<WindowedTopK>()
