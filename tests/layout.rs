@@ -563,6 +563,7 @@ const FLOORS: &[Floors] = &[
                 "limit.rs",
                 "bitunion.rs",
                 "clock.rs",
+                "reshape.rs",
             ],
             // Number parsing and argument helpers, shared by the parsers
             // and the configs.

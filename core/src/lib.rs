@@ -19,6 +19,7 @@ pub mod module_type;
 pub mod prefetch;
 pub mod rdb;
 pub mod rdb_file;
+pub mod reshape;
 pub mod tdigest;
 pub mod topk;
 pub mod valkey_bloom;

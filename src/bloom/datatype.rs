@@ -26,7 +26,16 @@ data_type! {
         }
 
         fn footprint(&self) -> Footprint {
-            Footprint::bytes(usize::try_from(self.size_bytes()).unwrap_or(usize::MAX))
+            bytes(self.size_bytes())
+        }
+
+        /// Links are only ever appended, and only they change the size.
+        fn shape(&self) -> Option<u64> {
+            Some(self.num_links() as u64)
+        }
+
+        fn footprint_at(&self, links: u64) -> Footprint {
+            bytes(self.size_bytes_at(usize::try_from(links).unwrap_or(usize::MAX)))
         }
 
 
@@ -42,4 +51,8 @@ data_type! {
             }
         }
     }
+}
+
+fn bytes(size: u64) -> Footprint {
+    Footprint::bytes(usize::try_from(size).unwrap_or(usize::MAX))
 }

@@ -4,6 +4,7 @@
 use rsbloom_core::cuckoo::{CuckooFilter, LegacyDefaults};
 
 use crate::ffi::io::AofWriter;
+use crate::ffi::stats::Footprint;
 
 /// RDB values are trusted up to the type's own limit (255), not the current
 /// cf-bucket-size bound: lowering a config must never make a restart drop data.
@@ -26,6 +27,17 @@ data_type! {
             .map_err(|e| format!("{e:?}"));
 
     {
+        /// Only the number of sub-filters changes the size (each has the
+        /// size growth gives it).
+        fn shape(&self) -> Option<u64> {
+            Some(u64::from(self.num_filters()))
+        }
+
+        fn footprint_at(&self, filters: u64) -> Footprint {
+            let size = self.size_bytes_at(u16::try_from(filters).unwrap_or(u16::MAX));
+            Footprint::bytes(usize::try_from(size).unwrap_or(usize::MAX))
+        }
+
         /// CF.LOADCHUNK of the header at position 1, then of every sub-filter
         /// chunk (even when empty, unlike CF.SCANDUMP; docs/cuckoo.md §15).
         fn aof_rewrite(&self, aof: &mut AofWriter) {

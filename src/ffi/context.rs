@@ -5,6 +5,7 @@ use std::ffi::{c_int, c_long, c_void, CStr, CString};
 use std::marker::PhantomData;
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleType};
+use rsbloom_core::reshape::{reshaped, reshapes};
 
 use super::barrier::guarded;
 use super::log::c_text;
@@ -487,23 +488,70 @@ pub trait ModuleValue {
     fn footprint(&self) -> Footprint;
     /// The footprint never changes after creation (see `DataType`).
     const FIXED_FOOTPRINT: bool;
+    /// A cheap stamp the footprint follows (see `DataType`).
+    fn shape(&self) -> Option<u64>;
+    /// The footprint the value had at `shape` (see `DataType`).
+    fn footprint_at(&self, shape: u64) -> Footprint;
 }
 
 /// Size of a value found in a key opened for writing, to account its growth
 /// when the key closes.
 struct Tracked {
     value: *mut c_void,
-    stats: &'static TypeStats,
-    before: Footprint,
-    footprint: fn(*mut c_void) -> Footprint,
+    before: Measure,
+    /// `reshapes()` when the value was found.
+    reshapes: u64,
+    /// [`settle`] for the value's type.
+    settle: fn(&Tracked, *mut RedisModuleKey),
 }
 
-fn footprint_of<T: ModuleValue + ?Sized>(value: *mut c_void) -> Footprint {
-    if value.is_null() {
-        return Footprint::default();
+/// What a write's accounting starts from: the value's shape when its type
+/// has one (nothing else is read unless some value changed shape since),
+/// else its footprint.
+#[derive(Clone, Copy)]
+enum Measure {
+    Shape(u64),
+    Footprint(Footprint),
+}
+
+impl Tracked {
+    /// # Safety
+    /// `value` must be the live value of an open key, of type `T::handle()`.
+    unsafe fn new<T: ModuleValue + ?Sized>(value: *mut T) -> Self {
+        // SAFETY: per the contract.
+        let v = unsafe { &*value };
+        Tracked {
+            value: value.cast(),
+            before: match v.shape() {
+                Some(shape) => Measure::Shape(shape),
+                None => Measure::Footprint(v.footprint()),
+            },
+            reshapes: reshapes(),
+            settle: settle::<T>,
+        }
     }
-    // SAFETY: only called with the value of a key whose type is T::handle().
-    unsafe { &*T::at(value) }.footprint()
+
+    /// Whether the value's size may have changed: its type has no shape,
+    /// or some value changed shape (or was replaced) since it was found.
+    fn moved(&self) -> bool {
+        matches!(self.before, Measure::Footprint(_)) || reshapes() != self.reshapes
+    }
+}
+
+/// Accounts the change in size of the value `t` tracks, written through
+/// `key`, if the key still holds it (GetValue is null for an emptied key).
+fn settle<T: ModuleValue + ?Sized>(t: &Tracked, key: *mut RedisModuleKey) {
+    if rm!(RedisModule_ModuleTypeGetValue(key)) != t.value {
+        return;
+    }
+    // SAFETY: the key still holds the value, of type T::handle().
+    let v = unsafe { &*T::at(t.value) };
+    let before = match t.before {
+        Measure::Shape(shape) if v.shape() == Some(shape) => return,
+        Measure::Shape(shape) => v.footprint_at(shape),
+        Measure::Footprint(f) => f,
+    };
+    T::stats().resized(before, v.footprint());
 }
 
 /// Result of looking a key up as a given module type: `R` is `&mut T`
@@ -656,6 +704,7 @@ impl Key<'_> {
 
     /// The key's value as a raw pointer (tracked when opened for writing;
     /// a second lookup of the same value keeps the size the first saw).
+    #[inline(always)]
     fn lookup<T: ModuleValue + ?Sized>(&mut self) -> RawLookup<T> {
         let found = self.value::<T>();
         if let (RawLookup::Found(v), true) = (&found, self.write && !T::FIXED_FOOTPRINT) {
@@ -667,23 +716,25 @@ impl Key<'_> {
                 return found;
             }
             // SAFETY: `value` returns the live value of the open key.
-            let before = unsafe { (**v).footprint() };
-            self.tracked = Some(Tracked {
-                value: v.cast(),
-                stats: T::stats(),
-                before,
-                footprint: footprint_of::<T>,
-            });
+            self.tracked = Some(unsafe { Tracked::new(*v) });
         }
         found
     }
 
     /// The key's value as a raw pointer, if it is of type `T`.
+    #[inline(always)]
     fn value<T: ModuleValue + ?Sized>(&self) -> RawLookup<T> {
-        match self.kind() {
-            KeyKind::Empty => return RawLookup::Missing,
-            KeyKind::Module(t) if t == T::handle() => {}
-            other => return RawLookup::WrongType(other),
+        // The module type alone tells a key of type T, the common case
+        // (null for an empty key and any other type, as for no key).
+        let t = rm!(RedisModule_ModuleTypeGetType(self.ptr));
+        if t.is_null() {
+            return match self.kind() {
+                KeyKind::Empty => RawLookup::Missing,
+                other => RawLookup::WrongType(other),
+            };
+        }
+        if t != T::handle() {
+            return RawLookup::WrongType(KeyKind::Module(t));
         }
         // A key of type T::handle() always holds a Box<T> set by `set` or
         // by the type's rdb_load.
@@ -699,39 +750,27 @@ impl Key<'_> {
     /// Stores a new value under the key, replacing (and freeing) any value
     /// it held, its TTL included; ownership moves to the server.
     pub fn set<T: ModuleValue + ?Sized>(&mut self, value: Box<T>) -> &mut T {
-        let size = value.footprint();
-        T::stats().created(size);
+        T::stats().created(value.footprint());
         let raw_value = Box::into_raw(value);
-        self.tracked = (!T::FIXED_FOOTPRINT).then(|| Tracked {
-            value: raw_value.cast(),
-            stats: T::stats(),
-            before: size,
-            footprint: footprint_of::<T>,
-        });
         rm!(RedisModule_ModuleTypeSetValue(
             self.ptr,
             T::handle(),
             raw_value.cast::<c_void>()
         ));
+        // The value it replaces, if tracked by another open key, is gone:
+        // that key's close must see it.
+        reshaped();
+        // SAFETY: the server now owns the box, the key's live value.
+        self.tracked = (!T::FIXED_FOOTPRINT).then(|| unsafe { Tracked::new(raw_value) });
         // SAFETY: the server now owns the box and keeps it alive while the key is open.
         unsafe { &mut *raw_value }
     }
 }
 
-impl Key<'_> {
-    /// Accounts the change in size of a value written through this key, if
-    /// the key still holds it (GetValue is null for an emptied key).
-    fn account(&self, t: &Tracked) {
-        if rm!(RedisModule_ModuleTypeGetValue(self.ptr)) == t.value {
-            t.stats.resized(t.before, (t.footprint)(t.value));
-        }
-    }
-}
-
 impl Drop for Key<'_> {
     fn drop(&mut self) {
-        if let Some(t) = self.tracked.take() {
-            self.account(&t);
+        if let Some(t) = self.tracked.as_ref().filter(|t| t.moved()) {
+            (t.settle)(t, self.ptr);
         }
         if !self.ptr.is_null() {
             rm!(RedisModule_CloseKey(self.ptr));

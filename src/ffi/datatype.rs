@@ -64,6 +64,18 @@ pub trait DataType: Send + 'static {
     fn footprint(&self) -> Footprint {
         Footprint::bytes(self.mem_usage())
     }
+    /// A stamp of what the footprint follows, cheaper to read than it
+    /// (the number of links or sub-filters): a write that leaves the stamp
+    /// as it was left the footprint as it was, and is accounted without
+    /// measuring it. `None`: measured before and after every write.
+    fn shape(&self) -> Option<u64> {
+        None
+    }
+    /// The footprint the value had when its [`DataType::shape`] was `shape`
+    /// (earlier in the same write).
+    fn footprint_at(&self, _shape: u64) -> Footprint {
+        self.footprint()
+    }
     /// Whether active defragmentation may move values of the type now.
     fn defrag_enabled() -> bool {
         true
@@ -178,6 +190,12 @@ impl<T: DataType + ?Sized> ModuleValue for T {
     const FIXED_FOOTPRINT: bool = <T as DataType>::FIXED_FOOTPRINT;
     fn footprint(&self) -> Footprint {
         DataType::footprint(self)
+    }
+    fn shape(&self) -> Option<u64> {
+        DataType::shape(self)
+    }
+    fn footprint_at(&self, shape: u64) -> Footprint {
+        DataType::footprint_at(self, shape)
     }
 }
 

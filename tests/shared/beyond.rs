@@ -843,6 +843,30 @@ fn info_totals_back_to_zero(flavor: Flavor) {
             "{cmd:?}: {r:?}"
         );
     }
+    // Deletes let compaction free the newer sub-filters: a value shrinks.
+    // CF.INFO's "Number of filters" (RESP2).
+    let filters = |c: &mut Conn| c.cmd(&["CF.INFO", "cuckoo:0"]).as_array()[5].as_int();
+    let grown = filters(&mut c);
+    let delete: Vec<Vec<String>> = (0..2000)
+        .map(|i| vec!["CF.DEL".into(), "cuckoo:0".into(), format!("grown-{i}")])
+        .collect();
+    c.pipeline(&delete);
+    assert!(filters(&mut c) < grown, "{flavor:?}: no sub-filter freed");
+    // INFO sums the sizes the keys report, after growing and shrinking.
+    let bloom = |c: &mut Conn, key: &str| c.cmd(&["BF.INFO", key, "SIZE"]).as_array()[0].as_int();
+    let cuckoo = |c: &mut Conn, key: &str| c.cmd(&["CF.INFO", key]).as_array()[1].as_int();
+    for (family, size, field) in [
+        (
+            "bloom",
+            &bloom as &dyn Fn(&mut Conn, &str) -> i64,
+            "bf_bloom_memory",
+        ),
+        ("cuckoo", &cuckoo, "bf_cuckoo_memory"),
+    ] {
+        let sizes: i64 = (0..3).map(|n| size(&mut c, &format!("{family}:{n}"))).sum();
+        let info = info::field(&mut c, "bf", field);
+        assert_eq!(info, sizes.to_string(), "{flavor:?}: {field}");
+    }
     assert_eq!(c.cmd(&["FLUSHALL", "SYNC"]), ok());
     let left: Vec<_> = value_counters(&mut c)
         .into_iter()

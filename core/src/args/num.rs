@@ -59,7 +59,48 @@ pub fn set_hex_floats(accepted: bool) {
 /// consuming every byte, no leading space, no NaN, no overflow to ±HUGE_VAL
 /// and no underflow to zero. Subnormal results are accepted.
 pub fn parse_f64(s: &[u8]) -> Option<f64> {
-    decimal_f64(s).or_else(|| strtod_f64(s))
+    plain_decimal(s)
+        .or_else(|| decimal_f64(s))
+        .or_else(|| strtod_f64(s))
+}
+
+/// The powers of ten a double holds exactly.
+const EXACT_POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The commonest text, `[+-]digits[.digits]`, without a general parser
+/// (a fifth of a TDIGEST.QUANTILE of ten values): when its digits make an
+/// integer `m` of at most 2^53 and at most 22 of them follow the point,
+/// `m` and `10^k` are exact doubles, and the one correctly rounded
+/// division `m / 10^k` is the double nearest the text, the value strtod
+/// and std's parser find (Clinger's fast path). Zero and all else go on to
+/// them.
+fn plain_decimal(s: &[u8]) -> Option<f64> {
+    let (negative, text) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, s),
+    };
+    let (mut m, mut digits, mut point) = (0u64, 0u32, None);
+    for (i, &c) in text.iter().enumerate() {
+        match c {
+            // 19 digits stay below 2^64.
+            b'0'..=b'9' if digits < 19 => {
+                m = m * 10 + u64::from(c - b'0');
+                digits += 1;
+            }
+            b'.' if point.is_none() => point = Some(i),
+            _ => return None,
+        }
+    }
+    if m == 0 || m > 1 << 53 {
+        return None;
+    }
+    let after = point.map_or(0, |p| text.len() - p - 1);
+    let v = m as f64 / EXACT_POW10.get(after)?;
+    Some(if negative { -v } else { v })
 }
 
 /// The common case, without glibc's strtod (half of a TDIGEST.ADD of one
@@ -233,14 +274,15 @@ mod tests {
 
     /// The decimal shortcut answers as strtod, bit for bit, wherever it answers.
     fn same_as_strtod(s: &[u8]) -> Result<(), TestCaseError> {
-        let fast = decimal_f64(s);
-        if fast.is_some() {
-            prop_assert_eq!(
-                fast.map(f64::to_bits),
-                strtod_f64(s).map(f64::to_bits),
-                "{:?}",
-                s
-            );
+        for fast in [plain_decimal(s), decimal_f64(s)] {
+            if fast.is_some() {
+                prop_assert_eq!(
+                    fast.map(f64::to_bits),
+                    strtod_f64(s).map(f64::to_bits),
+                    "{:?}",
+                    s
+                );
+            }
         }
         prop_assert_eq!(
             parse_f64(s).map(f64::to_bits),
@@ -257,6 +299,17 @@ mod tests {
             "+1",
             ".5",
             "5.",
+            "0.1",
+            "-0.05",
+            "9007199254740992",
+            "9007199254740993",
+            "900719925474099.3",
+            "1234567890123456789",
+            "12345678901234567890",
+            "0.0000000000000000000001",
+            "0.00000000000000000000001",
+            "1..5",
+            "1.5.",
             "1.e5",
             "1e",
             "1e+",
@@ -302,6 +355,11 @@ mod tests {
     proptest! {
         #[test]
         fn f64_shortcut_agrees_with_strtod_on_text(s in "[-+]?[0-9]{0,25}[.]?[0-9]{0,25}([eE][-+]?[0-9]{0,4})?") {
+            same_as_strtod(s.as_bytes())?;
+        }
+
+        #[test]
+        fn f64_plain_decimals_agree_with_strtod(s in "[-+]?[0-9]{1,10}[.]?[0-9]{0,12}") {
             same_as_strtod(s.as_bytes())?;
         }
 

@@ -373,6 +373,13 @@ impl Chain {
         info_size(links, bytes)
     }
 
+    /// BF.INFO Size the chain had with its first `links` links: links are
+    /// only ever appended, and never change size.
+    pub fn size_bytes_at(&self, links: usize) -> u64 {
+        let (links, bytes) = self.store.first_arrays(links);
+        info_size(links, bytes)
+    }
+
     pub fn num_links(&self) -> usize {
         self.store.num_links()
     }

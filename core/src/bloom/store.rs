@@ -355,6 +355,17 @@ impl Store {
         (links.len(), total_bytes(links))
     }
 
+    /// [`Store::arrays`] of the first `n` links (of every link when it has
+    /// fewer).
+    pub(super) fn first_arrays(&self, n: usize) -> (usize, u64) {
+        if self.records().is_none() {
+            return self.arrays();
+        }
+        let links = self.general_links();
+        let first = links.get(..n).unwrap_or(links);
+        (first.len(), total_bytes(first))
+    }
+
     /// Link `i`'s bit array, borrowed from the chain.
     pub(super) fn link_data(&self, i: usize) -> Option<&[u8]> {
         if self.records().is_none() {
@@ -539,7 +550,9 @@ impl LinksMut<'_> {
                 self.one = Some(first);
             }),
             None => self.store.push(link),
-        }
+        }?;
+        crate::reshape::reshaped();
+        Ok(())
     }
 }
 

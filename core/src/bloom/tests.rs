@@ -984,3 +984,28 @@ fn size_bytes_is_the_per_link_sum() {
     let big = Chain::new(1_000_000, 0.01, 2, false).unwrap();
     assert_eq!(big.size_bytes(), per_link(&big));
 }
+
+/// What a write accounts from (the Redis layer's INFO totals): the size a
+/// chain had at each earlier number of links, from the first inline link
+/// through the growth that makes a compact chain general, and the reshape
+/// count moves with every link added.
+#[test]
+fn size_bytes_at_each_earlier_link_count() {
+    for capacity in [10, 100_000] {
+        let mut c = Chain::new(capacity, 0.01, 2, false).unwrap();
+        let mut sizes = vec![c.size_bytes()];
+        let mut i = 0u64;
+        while c.num_links() < 5 {
+            let (links, reshapes) = (c.num_links(), crate::reshape::reshapes());
+            c.add(i.to_string().as_bytes());
+            i += 1;
+            if c.num_links() > links {
+                assert!(crate::reshape::reshapes() > reshapes);
+                sizes.push(c.size_bytes());
+            }
+        }
+        for (links, &size) in sizes.iter().enumerate() {
+            assert_eq!(c.size_bytes_at(links + 1), size, "{capacity}: {links}");
+        }
+    }
+}

@@ -22,7 +22,9 @@ impl CuckooFilter {
                 // Only the newest sub-filter is freed; emptied middle ones
                 // stay. Without memory to shrink the record array it stays too.
                 if emptied && i + 1 == self.filters.len() && self.rest_holds_count(i) {
-                    let _ = crate::alloc::try_pop_exact(&mut self.filters);
+                    if let Ok(Some(_)) = crate::alloc::try_pop_exact(&mut self.filters) {
+                        crate::reshape::reshaped();
+                    }
                 }
                 if !emptied && !continue_after_failure {
                     break;

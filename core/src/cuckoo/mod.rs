@@ -262,7 +262,9 @@ impl CuckooFilter {
     /// Appends the next sub-filter (docs/cuckoo.md §3 growth).
     fn grow(&mut self) -> Result<(), AllocError> {
         let next = self.new_sub_filter(self.filters.len())?;
-        try_push_exact(&mut self.filters, next)
+        try_push_exact(&mut self.filters, next)?;
+        crate::reshape::reshaped();
+        Ok(())
     }
 
     /// [`CuckooFilter::grow`] unless it would take the filter above `limit`.
@@ -505,6 +507,16 @@ impl CuckooFilter {
     pub fn size_bytes(&self) -> u64 {
         (FILTER_RECORD + SUB_FILTER_RECORD * u64::from(self.num_filters()))
             .saturating_add(self.slot_count())
+    }
+
+    /// CF.INFO `Size` with `filters` sub-filters: each has the size growth
+    /// gives it (every loader checks it), so the size follows from their
+    /// number, including sub-filters compaction has since removed.
+    pub fn size_bytes_at(&self, filters: u16) -> u64 {
+        (0..usize::from(filters)).fold(
+            FILTER_RECORD + SUB_FILTER_RECORD * u64::from(filters),
+            |acc, i| acc.saturating_add(self.sub_filter_shape(i).map_or(0, |(_, bytes)| bytes)),
+        )
     }
 
     /// CF.DEBUG reply (docs/cuckoo.md §11).

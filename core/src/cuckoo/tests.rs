@@ -839,3 +839,36 @@ proptest! {
         }
     }
 }
+
+/// What a write accounts from (the Redis layer's INFO totals): the size a
+/// filter had at each number of sub-filters, also once compaction has
+/// removed some, and the reshape count moves with every one added or
+/// removed.
+#[test]
+fn size_bytes_at_each_sub_filter_count() {
+    for x in [1, 2, 4] {
+        let mut cf = filter(4, 1, 5, x);
+        let mut sizes = vec![cf.size_bytes()];
+        for i in 0..40 {
+            let (filters, reshapes) = (cf.num_filters(), crate::reshape::reshapes());
+            cf.insert(h(&format!("k{i}")));
+            if cf.num_filters() > filters {
+                assert!(crate::reshape::reshapes() > reshapes);
+                sizes.push(cf.size_bytes());
+            }
+        }
+        assert!(sizes.len() > 2, "{x}");
+        for (filters, &size) in sizes.iter().enumerate() {
+            assert_eq!(cf.size_bytes_at(filters as u16 + 1), size, "{x}: {filters}");
+        }
+        let reshapes = crate::reshape::reshapes();
+        for i in 0..40 {
+            cf.delete(h(&format!("k{i}")));
+        }
+        cf.compact(true);
+        assert!(cf.num_filters() < sizes.len() as u16);
+        assert!(crate::reshape::reshapes() > reshapes);
+        assert_eq!(cf.size_bytes_at(cf.num_filters()), cf.size_bytes());
+        assert_eq!(cf.size_bytes_at(sizes.len() as u16), sizes[sizes.len() - 1]);
+    }
+}

@@ -127,14 +127,20 @@ impl<'a> Centroids<'a> {
         // is interpolated below.
         let (mut pos, mut so_far) = (st.pos, st.weight_so_far);
         let mut found = None;
-        while pos + 1 < means.len() {
-            let dw = (weights[pos] as f64 + weights[pos + 1] as f64) / 2.0;
-            if so_far + dw > index {
-                found = Some(dw);
-                break;
+        // Each weight is converted once, and kept for the next pair.
+        if let Some(&first) = weights.get(pos) {
+            let mut here = first as f64;
+            for &next in weights.get(pos + 1..).unwrap_or_default() {
+                let next = next as f64;
+                let dw = (here + next) / 2.0;
+                if so_far + dw > index {
+                    found = Some(dw);
+                    break;
+                }
+                so_far += dw;
+                pos += 1;
+                here = next;
             }
-            so_far += dw;
-            pos += 1;
         }
         st.pos = pos;
         st.weight_so_far = so_far;
