@@ -3,9 +3,12 @@
 
 Starts two redis-server processes (same binary, `--save ''`, loopback ports),
 one with each module, and runs identical workloads on each in turn
-(A B, then B A, ... for ROUNDS rounds). Every workload prints both results
-and the median over rounds of the per-round ratio rsbloom / reference
-(> 1 means rsbloom is faster, for throughputs and for times alike).
+(A B, then B A, ... for ROUNDS rounds). Within a round a throughput row runs
+in SLICES interleaved slices per server (A B B A ...) and a one-shot row
+twice (A B B A), so that the host's slow spells fall on both sides. Every
+workload prints both results and the median over rounds of the per-round
+ratio rsbloom / reference (> 1 means rsbloom is faster, for throughputs and
+for times alike).
 
 Load: `redis-benchmark` with pipelining and `__rand_int__` items for the
 throughput workloads; deterministic items (this script, pipelined) to fill
@@ -260,6 +263,8 @@ def redis_benchmark(port, n, pipeline, rand, command, clients=4):
 # `kind` says whether the value is a throughput (higher is better) or a time.
 
 BATCH = 100
+# Runs per server and round of a redis-benchmark row (interleaved).
+SLICES = 8
 
 
 def items(prefix, start, count):
@@ -272,6 +277,10 @@ class Workload:
 
     def setup(self, s):
         pass
+
+    def measure_round(self, order):
+        """{server name: value} of one round, the servers in `order`."""
+        return {s.name: self.run(s) for s in order}
 
 
 class RB(Workload):
@@ -303,14 +312,26 @@ class RB(Workload):
             else:
                 s.conn.call(*cmd)
 
-    def run(self, s):
-        before, calls_before = s.cpu_seconds(), command_stats(s, self.command[0])
-        rate = redis_benchmark(s.port, self.n, self.pipeline, self.rand, self.command)
-        us_per_request = (s.cpu_seconds() - before) * 1e6 / self.n
-        self.cpu.setdefault(s.name, []).append(us_per_request)
-        (c0, u0), (c1, u1) = calls_before, command_stats(s, self.command[0])
-        self.call.setdefault(s.name, []).append((u1 - u0) / max(1, c1 - c0))
-        return self.scale * rate
+    def measure_round(self, order):
+        """One round on every server of `order`, interleaved: the round's
+        requests go in SLICES runs per server, A B B A A B ..., so that the
+        host's slow spells (neighbours, frequency) fall on both sides alike;
+        a side's rate is its requests over its summed time."""
+        n = max(1, self.n // SLICES)
+        elapsed = {s.name: 0.0 for s in order}
+        before = {s.name: (server_cpu_seconds(s), command_stats(s, self.command[0])) for s in order}
+        for k in range(SLICES):
+            for s in order if k % 2 == 0 else order[::-1]:
+                elapsed[s.name] += n / redis_benchmark(s.port, n, self.pipeline, self.rand, self.command)
+        out = {}
+        for s in order:
+            cpu0, (c0, u0) = before[s.name]
+            total = n * SLICES
+            self.cpu.setdefault(s.name, []).append((server_cpu_seconds(s) - cpu0) * 1e6 / total)
+            c1, u1 = command_stats(s, self.command[0])
+            self.call.setdefault(s.name, []).append((u1 - u0) / max(1, c1 - c0))
+            out[s.name] = self.scale * total / elapsed[s.name]
+        return out
 
 
 def command_stats(s, command):
@@ -467,12 +488,23 @@ class TopkMemory(Memory):
         return out
 
 
-class Persist(Workload):
-    """SAVE, then DEBUG RELOAD NOSAVE (flush + load of that RDB), of a
-    ~1.05 GiB Bloom filter whose every page holds set bits."""
+class Timed(Workload):
+    """A one-shot operation timed twice per round, A B B A: a side's value
+    is the mean of its two (one slow spell of the host falls on both)."""
 
     kind = "time"
     unit = "s"
+
+    def measure_round(self, order):
+        times = {s.name: [] for s in order}
+        for s in order + order[::-1]:
+            times[s.name].append(self.run(s))
+        return {name: statistics.mean(t) for name, t in times.items()}
+
+
+class Persist(Timed):
+    """SAVE, then DEBUG RELOAD NOSAVE (flush + load of that RDB), of a
+    ~1.05 GiB Bloom filter whose every page holds set bits."""
 
     def __init__(self, what):
         self.what = what
@@ -505,10 +537,8 @@ def fill_big(s):
     c.call("SAVE")
 
 
-class Scandump(Workload):
+class Scandump(Timed):
     name = "BF.SCANDUMP full, 1 GiB filter"
-    kind = "time"
-    unit = "s"
 
     def run(self, s):
         c = s.conn
@@ -872,12 +902,14 @@ class RandomSeeds(RB):
     """An RB run with bf.bloom-use-random-seed yes, the default (the rows
     above run with fixed seeds, so that both sides hold identical filters)."""
 
-    def run(self, s):
-        s.conn.call("CONFIG", "SET", "bf.bloom-use-random-seed", "yes")
+    def measure_round(self, order):
+        for s in order:
+            s.conn.call("CONFIG", "SET", "bf.bloom-use-random-seed", "yes")
         try:
-            return super().run(s)
+            return super().measure_round(order)
         finally:
-            s.conn.call("CONFIG", "SET", "bf.bloom-use-random-seed", "no")
+            for s in order:
+                s.conn.call("CONFIG", "SET", "bf.bloom-use-random-seed", "no")
 
 
 def valkey_bloom_workloads(quick):
@@ -1030,8 +1062,8 @@ def run_rounds(specs, ws, rounds, extra_setup=()):
         for r in range(rounds):
             order = servers if r % 2 == 0 else servers[::-1]
             for w in ws:
-                for s in order:
-                    results[w.name][s.name].append(w.run(s))
+                for name, value in w.measure_round(order).items():
+                    results[w.name][name].append(value)
             print("round %d done (%.0f s)" % (r + 1, time.time() - t_start), flush=True)
     finally:
         for s in servers:
