@@ -9,6 +9,10 @@ data_type! {
     Apbf = rsbloom_core::apbf::TYPE, bytes size_bytes;
 
     {
+        /// The slices are sized by the header at creation and rotate in
+        /// place; LOADCHUNK of a header makes a new value.
+        const FIXED_FOOTPRINT: bool = true;
+
         /// APBF.LOADCHUNK of every SCANDUMP chunk (at most 16 MiB each), as a
         /// client copying the filter would send them.
         fn aof_rewrite(&self, aof: &mut AofWriter) {
