@@ -26,7 +26,7 @@ data_type! {
         }
 
         fn footprint(&self) -> Footprint {
-            bytes(self.size_bytes())
+            Footprint::bytes(self.size_bytes())
         }
 
         /// Links are only ever appended, and only they change the size.
@@ -35,7 +35,7 @@ data_type! {
         }
 
         fn footprint_at(&self, links: u64) -> Footprint {
-            bytes(self.size_bytes_at(usize::try_from(links).unwrap_or(usize::MAX)))
+            Footprint::bytes(self.size_bytes_at(usize::try_from(links).unwrap_or(usize::MAX)))
         }
 
 
@@ -51,8 +51,4 @@ data_type! {
             }
         }
     }
-}
-
-fn bytes(size: u64) -> Footprint {
-    Footprint::bytes(usize::try_from(size).unwrap_or(usize::MAX))
 }

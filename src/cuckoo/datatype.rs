@@ -34,8 +34,7 @@ data_type! {
         }
 
         fn footprint_at(&self, filters: u64) -> Footprint {
-            let size = self.size_bytes_at(u16::try_from(filters).unwrap_or(u16::MAX));
-            Footprint::bytes(usize::try_from(size).unwrap_or(usize::MAX))
+            Footprint::bytes(self.size_bytes_at(u16::try_from(filters).unwrap_or(u16::MAX)))
         }
 
         /// CF.LOADCHUNK of the header at position 1, then of every sub-filter

@@ -62,7 +62,7 @@ pub trait DataType: Send + 'static {
     /// What the value counts for in the type's INFO totals: by default its
     /// bytes only.
     fn footprint(&self) -> Footprint {
-        Footprint::bytes(self.mem_usage())
+        Footprint::bytes(u64::try_from(self.mem_usage()).unwrap_or(u64::MAX))
     }
     /// A stamp of what the footprint follows, cheaper to read than it
     /// (the number of links or sub-filters): a write that leaves the stamp

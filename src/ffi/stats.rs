@@ -50,7 +50,7 @@ pub struct Footprint {
 }
 
 impl Footprint {
-    pub fn bytes(bytes: usize) -> Self {
+    pub fn bytes(bytes: u64) -> Self {
         Footprint {
             bytes: i64::try_from(bytes).unwrap_or(i64::MAX),
             ..Footprint::default()
