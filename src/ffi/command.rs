@@ -53,7 +53,7 @@ pub fn dispatch(
 
 /// Replies a handler's error, or (`None`) that it panicked. Out of line
 /// and cold: every command's entry inlines [`dispatch`], whose hot path
-/// then spans three cache lines instead of eight.
+/// then spans four cache lines instead of six to eight.
 #[cold]
 #[inline(never)]
 fn fail(ctx: &Ctx, error: Option<ReplyError>, name: &CStr) {
