@@ -107,26 +107,24 @@ fn add_items(
     let mut failed = Vec::new();
     chain.add_batch(items, limit, |outcome| {
         replied += 1;
-        match outcome {
-            AddOutcome::Added => ctx.reply_bool(true),
-            AddOutcome::Present => ctx.reply_bool(false),
-            AddOutcome::Error => {
-                failed.push(replied - 1);
-                ctx.reply_error(INSERT_FAILED)
-            }
-            AddOutcome::OverLimit => {
-                failed.push(replied - 1);
-                ctx.reply_error(OVER_LIMIT)
-            }
-            AddOutcome::Full => {
-                failed.push(replied - 1);
-                ctx.reply_error(FULL);
-                return false;
-            }
+        if !reply_added(ctx, outcome) {
+            failed.push(replied - 1);
         }
-        true
+        outcome != AddOutcome::Full
     });
     (replied, failed)
+}
+
+/// Replies the outcome of adding one item; false for an error element.
+fn reply_added(ctx: &Ctx, outcome: AddOutcome) -> bool {
+    match outcome {
+        AddOutcome::Added => ctx.reply_bool(true),
+        AddOutcome::Present => ctx.reply_bool(false),
+        AddOutcome::Error => ctx.reply_error(INSERT_FAILED),
+        AddOutcome::OverLimit => ctx.reply_error(OVER_LIMIT),
+        AddOutcome::Full => ctx.reply_error(FULL),
+    }
+    matches!(outcome, AddOutcome::Added | AddOutcome::Present)
 }
 
 /// The shared write path of BF.ADD, BF.MADD and BF.INSERT (`args[items_at..]`
@@ -170,6 +168,16 @@ fn add_and_reply(
     let Some((head, items)) = args.split_at_checked(items_at) else {
         return Err(ReplyError::WrongArity);
     };
+    if let (true, [item]) = (single, items) {
+        // Nothing to overlap: the item goes straight in, the batch path
+        // (its stack frame, its code) stays out of the single-item command.
+        if reply_added(ctx, chain.add_hashed(chain.hash(item.as_ref()), limit)) {
+            ctx.propagate();
+        } else {
+            propagate_kept(ctx, head, items, 1, &[0], created);
+        }
+        return Ok(());
+    }
     let (replied, failed) = if single {
         add_items(ctx, chain, items, limit)
     } else {
@@ -180,8 +188,26 @@ fn add_and_reply(
     };
     if failed.is_empty() {
         ctx.propagate();
-        return Ok(());
+    } else {
+        propagate_kept(ctx, head, items, replied, &failed, created);
     }
+    Ok(())
+}
+
+/// Replicates what [`add_and_reply`] added when some of `items` (the
+/// first `replied` of which were answered) `failed`. Out of line and cold:
+/// an add that fails is rare, and its code would spread the common path
+/// over more cache lines.
+#[cold]
+#[inline(never)]
+fn propagate_kept(
+    ctx: &Ctx,
+    head: &[RStr],
+    items: &[RStr],
+    replied: usize,
+    failed: &[usize],
+    created: bool,
+) {
     // A replica, the AOF, or the target of an atomic slot migration re-runs
     // what is replicated, and an error reply there is an incident (Valkey 9
     // fails the migration on one): replicate the items that were added or
@@ -197,7 +223,6 @@ fn add_and_reply(
     } else if created {
         ctx.propagate();
     }
-    Ok(())
 }
 
 fn autocreate() -> BfReserve {
@@ -218,9 +243,22 @@ fn add_to_key(ctx: &Ctx, args: &[RStr], single: bool) -> CmdResult {
         Lookup::Missing => KeyKind::Empty,
         Lookup::WrongType(kind) => kind,
     };
+    add_to_other(ctx, args, &mut key, kind, single)
+}
+
+/// [`add_to_key`] on a key holding no chain (`kind`): out of line, so that
+/// the path of a chain stays in few cache lines.
+#[inline(never)]
+fn add_to_other(
+    ctx: &Ctx,
+    args: &[RStr],
+    key: &mut Key<'_>,
+    kind: KeyKind,
+    single: bool,
+) -> CmdResult {
     match flavor_of(kind) {
-        BloomFlavor::ValkeyBloom => valkey_bloom::add(ctx, args, &mut key, single),
-        BloomFlavor::RedisBloom => insert(ctx, &mut key, args, 2, single, Some(autocreate)),
+        BloomFlavor::ValkeyBloom => valkey_bloom::add(ctx, args, key, single),
+        BloomFlavor::RedisBloom => insert(ctx, key, args, 2, single, Some(autocreate)),
     }
 }
 
@@ -283,17 +321,36 @@ fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> CmdResul
     // lookup: its flavour is known.
     let kind = match key.get::<Chain>() {
         Lookup::Found(chain) => {
-            if !single {
-                ctx.reply_array(items.len());
+            match items {
+                // Straight to the probe: no batch path (see `add_and_reply`).
+                [item] if single => ctx.reply_bool(chain.contains(item.as_ref())),
+                _ => {
+                    if !single {
+                        ctx.reply_array(items.len());
+                    }
+                    chain.contains_batch(items, |found| ctx.reply_bool(found));
+                }
             }
-            chain.contains_batch(items, |found| ctx.reply_bool(found));
             return Ok(());
         }
         Lookup::Missing => KeyKind::Empty,
         Lookup::WrongType(kind) => kind,
     };
+    check_other(ctx, &mut key, kind, items, single)
+}
+
+/// [`check_items`] on a key holding no chain (`kind`): out of line, as
+/// [`add_to_other`].
+#[inline(never)]
+fn check_other(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    kind: KeyKind,
+    items: &[RStr],
+    single: bool,
+) -> CmdResult {
     if flavor_of(kind) == BloomFlavor::ValkeyBloom {
-        return valkey_bloom::exists(ctx, &mut key, items, single);
+        return valkey_bloom::exists(ctx, key, items, single);
     }
     if !single {
         ctx.reply_array(items.len());

@@ -6,7 +6,9 @@ use rsbloom_core::cuckoo::args::{
     cf_autocreate, parse_cf_insert, parse_cf_reserve, parse_loadchunk_pos, parse_scandump_pos,
     CfReserve,
 };
-use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome};
+use rsbloom_core::cuckoo::{
+    hash_item, CreateError, CuckooFilter, CuckooHash, HeaderError, InsertOutcome,
+};
 use rsbloom_core::limit::{self, OVER_LIMIT};
 use rsbloom_core::prefetch::pipelined;
 
@@ -147,47 +149,78 @@ fn insert_items(
     let mut failure = None;
     let mut seen = 0;
     let mut dropped = Vec::new();
-    pipelined(
-        cf,
-        items,
-        |_, item| hash_item(item.as_ref()),
-        |cf, h| cf.prefetch(h, false),
-        |cf, h| {
-            let outcome = cf.insert_within(h, kind.unique(), limit);
-            if not_replayable(outcome) {
-                dropped.push(seen);
-            }
-            seen += 1;
-            match item_reply(kind, outcome) {
-                ItemReply::Bool(b) => ctx.reply_bool(b),
-                ItemReply::Int(i) => ctx.reply_int(i),
-                ItemReply::Failed if resp3 => ctx.reply_bool(false),
-                ItemReply::Failed => ctx.reply_int(-1),
-                ItemReply::Refused(text) => ctx.reply_error(text),
-                ItemReply::Error(text) => failure = Some(text),
-            }
-            failure.is_none()
-        },
-    );
+    let mut each = |cf: &mut CuckooFilter, h| {
+        let outcome = cf.insert_within(h, kind.unique(), limit);
+        if not_replayable(outcome) {
+            dropped.push(seen);
+        }
+        seen += 1;
+        match item_reply(kind, outcome) {
+            ItemReply::Bool(b) => ctx.reply_bool(b),
+            ItemReply::Int(i) => ctx.reply_int(i),
+            ItemReply::Failed if resp3 => ctx.reply_bool(false),
+            ItemReply::Failed => ctx.reply_int(-1),
+            ItemReply::Refused(text) => ctx.reply_error(text),
+            ItemReply::Error(text) => failure = Some(text),
+        }
+        failure.is_none()
+    };
+    if let [item] = items {
+        // Nothing to overlap: no batch path (its stack frame, its code).
+        each(cf, hash_item(item.as_ref()));
+    } else {
+        insert_batch(cf, items, each);
+    }
     if let Some(text) = failure {
         return Err(ReplyError::Text(text));
     }
     if dropped.is_empty() {
         ctx.propagate();
-        return Ok(());
+    } else {
+        propagate_kept(
+            ctx,
+            args.get(..items_at).unwrap_or_default(),
+            items,
+            seen,
+            &dropped,
+        );
     }
-    // Replicate the items whose outcome a replica reproduces (the failed
-    // ones changed nothing); a filter just created always takes its first
-    // item, so some remain whenever the creation must be replicated.
+    Ok(())
+}
+
+/// Inserts `items` with their cache misses overlapped (see [`pipelined`]),
+/// `each` inserting one and replying. Out of line: a single-item command
+/// keeps a small stack frame.
+#[inline(never)]
+fn insert_batch(
+    cf: &mut CuckooFilter,
+    items: &[RStr],
+    mut each: impl FnMut(&mut CuckooFilter, CuckooHash) -> bool,
+) {
+    pipelined(
+        cf,
+        items,
+        |_, item| hash_item(item.as_ref()),
+        |cf, h| cf.prefetch(h, false),
+        |cf, h| each(cf, h),
+    );
+}
+
+/// Replicates the items of an insert (`head` then `items`, the first
+/// `seen` of them answered) whose outcome a replica reproduces: the
+/// `dropped` ones changed nothing. Cold: they fail only on memory.
+#[cold]
+#[inline(never)]
+fn propagate_kept(ctx: &Ctx, head: &[RStr], items: &[RStr], seen: usize, dropped: &[usize]) {
+    // A filter just created always takes its first item, so some remain
+    // whenever the creation must be replicated.
     let kept: Vec<&RStr> = (0..seen)
         .filter(|i| !dropped.contains(i))
         .filter_map(|i| items.get(i))
         .collect();
     if !kept.is_empty() {
-        let head = args.get(..items_at).unwrap_or_default();
         ctx.propagate_as(&head.iter().chain(kept).collect::<Vec<_>>());
     }
-    Ok(())
 }
 
 fn add_common(ctx: &Ctx, args: &[RStr], kind: InsertKind) -> CmdResult {

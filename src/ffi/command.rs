@@ -39,20 +39,34 @@ pub fn dispatch(
     let ok = match catch_unwind(AssertUnwindSafe(|| handler(&ctx, args))) {
         Ok(Ok(())) => true,
         Ok(Err(e)) => {
-            ctx.reply_failure(&e, name.to_str().unwrap_or_default());
+            fail(&ctx, Some(e), name);
             false
         }
         Err(_) => {
-            ctx.log_warning(&format!(
-                "panic caught in {}; the command was aborted",
-                name.to_string_lossy()
-            ));
-            ctx.reply_error(PANIC_REPLY);
+            fail(&ctx, None, name);
             false
         }
     };
     stats.record(ok);
     raw::REDISMODULE_OK as c_int
+}
+
+/// Replies a handler's error, or (`None`) that it panicked. Out of line
+/// and cold: every command's entry inlines [`dispatch`], whose hot path
+/// then spans four cache lines instead of six to eight.
+#[cold]
+#[inline(never)]
+fn fail(ctx: &Ctx, error: Option<ReplyError>, name: &CStr) {
+    match error {
+        Some(e) => ctx.reply_failure(&e, name.to_str().unwrap_or_default()),
+        None => {
+            ctx.log_warning(&format!(
+                "panic caught in {}; the command was aborted",
+                name.to_string_lossy()
+            ));
+            ctx.reply_error(PANIC_REPLY);
+        }
+    }
 }
 
 /// A [`CommandSpec`] for `$name` (lower-case, as the server reports it and

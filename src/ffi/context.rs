@@ -139,6 +139,10 @@ impl Ctx {
         }
     }
 
+    /// Out of line and cold: a command's hot path replies no error, and
+    /// the text's copy (a `CString`) would otherwise be inlined into it.
+    #[cold]
+    #[inline(never)]
     pub fn reply_error(&self, text: &str) {
         let c = c_text(text);
         rm!(RedisModule_ReplyWithError(self.ptr, c.as_ptr()));
@@ -658,8 +662,20 @@ impl Key<'_> {
                 Ok(Value::Found(unsafe { &mut *v }))
             }
             RawLookup::WrongType(_) => Ok(Value::WrongType),
-            RawLookup::Missing => Ok(Value::Found(self.set(create()?))),
+            RawLookup::Missing => self.create(create).map(Value::Found),
         }
+    }
+
+    /// [`Key::get_or_create`] on an empty key. Out of line and cold: the
+    /// creation (sizing, allocation) stays off the cache lines of every
+    /// command that finds its value.
+    #[cold]
+    #[inline(never)]
+    fn create<T: ModuleValue + ?Sized, E>(
+        &mut self,
+        create: impl FnOnce() -> Result<Box<T>, E>,
+    ) -> Result<&mut T, E> {
+        Ok(self.set(create()?))
     }
 
     pub fn get<T: ModuleValue + ?Sized>(&mut self) -> Lookup<&mut T> {

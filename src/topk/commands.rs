@@ -83,23 +83,29 @@ fn add_items(ctx: &Ctx, t: &mut TopK, items: &[RStr]) {
             reply_added(ctx, t, item, &hash_item(item), 1);
         }
     } else {
-        // Hashed and prefetched by blocks ahead of their adds, so the
-        // buckets' cache misses overlap.
-        let mut adding = items.iter();
-        pipelined(
-            t,
-            items,
-            |_, item| hash_item(item.as_ref()),
-            |t, h| t.prefetch(&h),
-            // Called once per item, in order.
-            |t, h| {
-                adding.next().is_some_and(|item| {
-                    reply_added(ctx, t, item.as_ref(), &h, 1);
-                    true
-                })
-            },
-        );
+        add_prefetched(ctx, t, items);
     }
+}
+
+/// [`add_items`] on a sketch beyond the cache: items hashed and prefetched
+/// by blocks ahead of their adds, so the buckets' cache misses overlap.
+/// Out of line: its stack frame and code stay off the usual path.
+#[inline(never)]
+fn add_prefetched(ctx: &Ctx, t: &mut TopK, items: &[RStr]) {
+    let mut adding = items.iter();
+    pipelined(
+        t,
+        items,
+        |_, item| hash_item(item.as_ref()),
+        |t, h| t.prefetch(&h),
+        // Called once per item, in order.
+        |t, h| {
+            adding.next().is_some_and(|item| {
+                reply_added(ctx, t, item.as_ref(), &h, 1);
+                true
+            })
+        },
+    );
 }
 
 /// Pairs after a rejected increment are not applied, and their elements

@@ -249,6 +249,7 @@ impl Chain {
     }
 
     /// The hash pair of `item` (docs/bloom.md §2); the function depends only on FORCE64.
+    #[inline]
     pub fn hash(&self, item: &[u8]) -> HashPair {
         hash(self.options(), item)
     }
@@ -287,6 +288,9 @@ impl Chain {
     /// `limit` would (each item sees the bits of the ones before it),
     /// calling `each` with every outcome until it returns `false`; the cache
     /// misses of a batch overlap (see [`crate::prefetch::pipelined`]).
+    /// Never inlined: the single-item commands sharing its callers keep a
+    /// small stack frame (its two hash blocks are 512 bytes).
+    #[inline(never)]
     pub fn add_batch<I: AsRef<[u8]>>(
         &mut self,
         items: &[I],
@@ -308,7 +312,9 @@ impl Chain {
     /// while most recent items were absent (an absent item usually stops
     /// there, and on a large filter each needless prefetch costs a page
     /// walk); all of them once most were present (a present item reads
-    /// them all, and one by one their misses would queue).
+    /// them all, and one by one their misses would queue). Never inlined,
+    /// as [`Chain::add_batch`].
+    #[inline(never)]
     pub fn contains_batch<I: AsRef<[u8]>>(&self, items: &[I], mut each: impl FnMut(bool)) {
         let mut recent = RECENT_CHECKS.load(Ordering::Relaxed);
         let options = self.options();
@@ -448,18 +454,25 @@ fn loose_items(links: &[LooseLink], size: u64) -> Result<(), LoadError> {
 /// The hash pair of `item` (docs/bloom.md §2) under chain `options`: the
 /// function depends only on FORCE64.
 fn hash(options: u32, item: &[u8]) -> HashPair {
-    if options & FORCE64 != 0 {
-        let a = murmur64a(item, SEED64);
-        HashPair {
-            a,
-            b: murmur64a(item, a),
-        }
-    } else {
-        let a = murmur2(item, SEED32);
-        HashPair {
-            a: u64::from(a),
-            b: u64::from(murmur2(item, a)),
-        }
+    if options & FORCE64 == 0 {
+        return hash32(item);
+    }
+    let a = murmur64a(item, SEED64);
+    HashPair {
+        a,
+        b: murmur64a(item, a),
+    }
+}
+
+/// [`hash`] of a legacy chain (no FORCE64); out of line, away from the
+/// path of every chain made since RedisBloom 2.0.
+#[cold]
+#[inline(never)]
+fn hash32(item: &[u8]) -> HashPair {
+    let a = murmur2(item, SEED32);
+    HashPair {
+        a: u64::from(a),
+        b: u64::from(murmur2(item, a)),
     }
 }
 
@@ -546,7 +559,10 @@ fn add(links: &mut LinksMut<'_>, h: HashPair, limit: Option<u64>) -> AddOutcome 
 
 /// Appends a link of `entries * growth` capacity and half the error of the
 /// newest one, unless that would take the chain's BF.INFO Size above
-/// `limit`; on failure the chain is unchanged.
+/// `limit`; on failure the chain is unchanged. Out of line: it runs once
+/// per link, and inlined it would spread [`add`] over more cache lines.
+#[cold]
+#[inline(never)]
 fn grow(links: &mut LinksMut<'_>, limit: Option<u64>) -> Result<(), AddOutcome> {
     let cur = links.last().ok_or(AddOutcome::Error)?;
     let entries = cur.entries().wrapping_mul(u64::from(links.growth()));

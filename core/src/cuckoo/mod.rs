@@ -268,6 +268,9 @@ impl CuckooFilter {
     }
 
     /// [`CuckooFilter::grow`] unless it would take the filter above `limit`.
+    /// Out of line, as [`CuckooFilter::kick_out`]; cold: once per sub-filter.
+    #[cold]
+    #[inline(never)]
     fn grow_within(&mut self, limit: Option<u64>) -> Result<(), InsertOutcome> {
         let (_, bytes) = self
             .sub_filter_shape(self.filters.len())
@@ -359,7 +362,9 @@ impl CuckooFilter {
 
     /// The eviction procedure of docs/cuckoo.md §6 on the newest sub-filter. Deterministic:
     /// the victim slot `v` advances across iterations, and a failed attempt is
-    /// undone by walking exactly the same path backwards.
+    /// undone by walking exactly the same path backwards. Out of line: an
+    /// insert that finds a free slot (most) keeps to fewer cache lines.
+    #[inline(never)]
     fn kick_out(&mut self, h: CuckooHash) -> bool {
         let bs = self.bs();
         let max_iterations = self.max_iterations;
