@@ -335,35 +335,47 @@ impl Apbf {
     /// are always remembered.
     pub fn add(&mut self, item: &[u8]) -> Result<bool, CountFull> {
         let mut out = Err(CountFull);
-        self.add_batch(&[item], |o| out = o);
+        self.add_hashed(self.modulus(), &[Hashes::of(item)], &mut |o| out = o);
         out
     }
 
-    /// [`Apbf::add`] of each of `items`, in order, by blocks, each cut into
-    /// runs that no shift interrupts (a shift moves every slice's age).
+    /// [`Apbf::add`] of each of `items`, in order, by blocks.
     pub fn add_batch<I: AsRef<[u8]>>(
         &mut self,
         items: &[I],
         mut each: impl FnMut(Result<bool, CountFull>),
     ) {
+        if let [item] = items {
+            return each(self.add(item.as_ref()));
+        }
         let md = self.modulus();
         let mut hashes = [Hashes::default(); BLOCK];
         for chunk in items.chunks(BLOCK) {
             for (h, item) in hashes.iter_mut().zip(chunk) {
                 *h = Hashes::of(item.as_ref());
             }
-            let mut rest = hashes.get(..chunk.len()).unwrap_or_default();
-            while !rest.is_empty() {
-                let len = self.run_len(rest.len());
-                if len == 0 {
-                    // A full count stays full: the rest is refused.
-                    rest.iter().for_each(|_| each(Err(CountFull)));
-                    break;
-                }
-                let (run, after) = rest.split_at(len);
-                self.add_run(md, run, &mut each);
-                rest = after;
+            let block = hashes.get(..chunk.len()).unwrap_or_default();
+            self.add_hashed(md, block, &mut each);
+        }
+    }
+
+    /// Inserts the items of `block` (at most [`BLOCK`]) in order, by runs
+    /// that no shift interrupts (a shift moves every slice's age).
+    fn add_hashed(
+        &mut self,
+        md: Modulus,
+        mut block: &[Hashes],
+        each: &mut impl FnMut(Result<bool, CountFull>),
+    ) {
+        while !block.is_empty() {
+            let len = self.run_len(block.len());
+            if len == 0 {
+                // A full count stays full: the rest is refused.
+                return block.iter().for_each(|_| each(Err(CountFull)));
             }
+            let (run, rest) = block.split_at(len);
+            self.add_run(md, run, each);
+            block = rest;
         }
     }
 
