@@ -106,13 +106,24 @@ impl Hashes {
 /// the byte in it, the bit's mask.
 type At = (usize, usize, u8);
 
-/// An item of a batch: its hashes, its search, and where the search
-/// probes next.
-#[derive(Clone, Copy, Default)]
-struct Slot {
+/// An item of a batch: its hashes, its search, and the byte (with the
+/// bit's mask) the search probes next, kept so a step reads it without
+/// locating it again.
+#[derive(Clone, Copy)]
+struct Slot<'a> {
     h: Hashes,
     run: Run,
-    at: At,
+    byte: &'a u8,
+    mask: u8,
+}
+
+impl Slot<'_> {
+    const EMPTY: Slot<'static> = Slot {
+        h: Hashes(0, 0),
+        run: Run::EMPTY,
+        byte: &0,
+        mask: 0,
+    };
 }
 
 impl Apbf {
@@ -227,27 +238,28 @@ impl Apbf {
     /// Whether the item's bit is set in the slice of age `age`.
     #[inline(always)]
     fn test(&self, md: Modulus, h: Hashes, age: u64) -> bool {
-        self.test_at(self.locate(md, h, age))
+        let (byte, mask) = self.probe(md, h, age);
+        *byte & mask != 0
     }
 
-    /// A select of the byte read (a zero past the end, which a valid
-    /// filter never reaches), so that a batch's searches do not branch on
-    /// what they read.
+    /// The byte holding the item's bit in the slice of age `age` (a zero
+    /// past the end, which a valid filter never reaches, so that a batch's
+    /// searches do not branch on what they read), and the bit's mask.
     #[inline(always)]
-    fn test_at(&self, at: At) -> bool {
-        *self.byte(at).unwrap_or(&0) & at.2 != 0
+    fn probe(&self, md: Modulus, h: Hashes, age: u64) -> (&u8, u8) {
+        let at = self.locate(md, h, age);
+        (self.byte(at).unwrap_or(&0), at.2)
     }
 
     fn modulus(&self) -> Modulus {
         Modulus::of(self.h.slice_bits)
     }
 
-    /// Starts loading the line of the item's bit in the slice of age `age`.
+    /// Points `s` at the byte of its next probe and starts loading its line.
     #[inline(always)]
-    fn prefetch_at(&self, at: At) {
-        if let Some(b) = self.byte(at) {
-            prefetch(b);
-        }
+    fn aim<'a>(&'a self, md: Modulus, s: &mut Slot<'a>) {
+        (s.byte, s.mask) = self.probe(md, s.h, s.run.age);
+        prefetch(s.byte);
     }
 
     /// The searches of `slots` (at most [`BLOCK`]) for `k` consecutive
@@ -255,14 +267,13 @@ impl Apbf {
     /// search still going and prefetches its next probe, so a probe's cache
     /// miss is served while the other items are probed, instead of
     /// stalling its own search (docs/apbf.md §7.4).
-    fn search_block(&self, md: Modulus, slots: &mut [Slot], lo: u64, live: u64) {
+    fn search_block<'a>(&'a self, md: Modulus, slots: &mut [Slot<'a>], lo: u64, live: u64) {
         let k = self.h.k;
         // Bit i set: the search of `slots[i]` goes on.
         let mut going = 0u32;
         for (i, s) in slots.iter_mut().take(BLOCK).enumerate() {
             s.run = Run::new(k, lo, live);
-            s.at = self.locate(md, s.h, s.run.age);
-            self.prefetch_at(s.at);
+            self.aim(md, s);
             going |= u32::from(s.run.searching()) << i;
         }
         while going != 0 {
@@ -274,9 +285,8 @@ impl Apbf {
                 let Some(s) = slots.get_mut(i as usize) else {
                     continue;
                 };
-                s.run.step(self.test_at(s.at), k, live);
-                s.at = self.locate(md, s.h, s.run.age);
-                self.prefetch_at(s.at);
+                s.run.step(*s.byte & s.mask != 0, k, live);
+                self.aim(md, s);
                 going |= u32::from(s.run.searching()) << i;
             }
         }
@@ -304,7 +314,7 @@ impl Apbf {
             return each(self.contains(item.as_ref(), now_ms));
         }
         let (md, live) = (self.modulus(), self.live(now_ms));
-        let mut slots = [Slot::default(); BLOCK];
+        let mut slots = [Slot::EMPTY; BLOCK];
         for chunk in items.chunks(BLOCK) {
             for (s, item) in slots.iter_mut().zip(chunk) {
                 s.h = Hashes::of(item.as_ref());
@@ -324,14 +334,12 @@ impl Apbf {
     /// mode a full generation shifts first, so the last `l·g` insertions
     /// are always remembered.
     pub fn add(&mut self, item: &[u8]) -> Result<bool, CountFull> {
-        self.add_searched(self.modulus(), Hashes::of(item), None)
+        let mut out = Err(CountFull);
+        self.add_hashed(self.modulus(), &[Hashes::of(item)], &mut |o| out = o);
+        out
     }
 
-    /// [`Apbf::add`] of each of `items`, in order, by blocks. Insertions
-    /// write only the `k` youngest slices, so the search among the older
-    /// ones of a whole block runs first, interleaved
-    /// ([`Apbf::search_block`]); each item then reads and sets its young
-    /// slices in turn, after the items before it.
+    /// [`Apbf::add`] of each of `items`, in order, by blocks.
     pub fn add_batch<I: AsRef<[u8]>>(
         &mut self,
         items: &[I],
@@ -340,87 +348,128 @@ impl Apbf {
         if let [item] = items {
             return each(self.add(item.as_ref()));
         }
-        let (md, k, n) = (self.modulus(), self.h.k, self.slice_count());
-        let mut slots = [Slot::default(); BLOCK];
+        let md = self.modulus();
+        let mut hashes = [Hashes::default(); BLOCK];
         for chunk in items.chunks(BLOCK) {
-            for (s, item) in slots.iter_mut().zip(chunk) {
-                s.h = Hashes::of(item.as_ref());
-                // The young slices it writes, and the first older one.
-                for age in 0..=k {
-                    self.prefetch_at(self.locate(md, s.h, age));
-                }
+            for (h, item) in hashes.iter_mut().zip(chunk) {
+                *h = Hashes::of(item.as_ref());
             }
-            // A shift moves the slices' ages: the searches of the items
-            // after it would look at the wrong slices (they search again).
-            let unshifted = chunk.len().min(self.adds_before_shift());
-            let block = slots.get_mut(..unshifted).unwrap_or_default();
-            self.search_block(md, block, k, n);
-            let shifts = self.h.shifts;
-            for (i, s) in slots.iter().take(chunk.len()).enumerate() {
-                let older = (i < unshifted).then_some((shifts, s.run.present()));
-                each(self.add_searched(md, s.h, older));
-            }
+            let block = hashes.get(..chunk.len()).unwrap_or_default();
+            self.add_hashed(md, block, &mut each);
         }
     }
 
-    /// Insertions before the next shift (count mode; time mode shifts by
-    /// the clock only).
-    fn adds_before_shift(&self) -> usize {
-        if self.h.is_time() {
-            return usize::MAX;
-        }
-        let room = self.h.gen_size.saturating_sub(self.h.gen_items);
-        usize::try_from(room).unwrap_or(usize::MAX)
-    }
-
-    /// The insertion. `older`: whether the slices older than the `k`
-    /// youngest hold `k` consecutive bits of the item, searched when the
-    /// shifts count was the one given (else it is searched here). Those
-    /// slices and the young ones it reads (then sets) decide whether the
-    /// item was present: a run of `k` either lies among the older slices or
-    /// ends in the young ones.
-    fn add_searched(
+    /// Inserts the items of `block` (at most [`BLOCK`]) in order, by runs
+    /// that no shift interrupts (a shift moves every slice's age).
+    fn add_hashed(
         &mut self,
         md: Modulus,
-        h: Hashes,
-        older: Option<(u64, bool)>,
-    ) -> Result<bool, CountFull> {
+        mut block: &[Hashes],
+        each: &mut impl FnMut(Result<bool, CountFull>),
+    ) {
+        while !block.is_empty() {
+            let len = self.run_len(block.len());
+            if len == 0 {
+                // A full count stays full: the rest is refused.
+                return block.iter().for_each(|_| each(Err(CountFull)));
+            }
+            let (run, rest) = block.split_at(len);
+            self.add_run(md, run, each);
+            block = rest;
+        }
+    }
+
+    /// How many of `want` insertions go before the next shift (the one
+    /// due first excepted: a run starts with it) or a full inserts count.
+    fn run_len(&self, want: usize) -> usize {
         // The counters' relations (checked on load) hold only while the
         // inserts count is exact: refused before anything changes.
-        if self.h.inserts >= MAX_COUNT {
-            return Err(CountFull);
+        let mut room = MAX_COUNT.saturating_sub(self.h.inserts);
+        if !self.h.is_time() {
+            let g = self.h.gen_size.max(1);
+            let gen_room = if self.h.gen_items >= g {
+                g
+            } else {
+                g - self.h.gen_items
+            };
+            room = room.min(gen_room);
         }
+        usize::try_from(room).map_or(want, |r| r.min(want))
+    }
+
+    /// Inserts the items of `run` ([`Apbf::run_len`]: no shift but a due
+    /// one first, no full count), in order. Insertions write only the `k`
+    /// youngest slices, so whether the older ones hold a run of `k` is
+    /// searched first for all ([`Apbf::search_block`]). The young slices go
+    /// one at a time, every item in turn: an item reads and sets its bit
+    /// after the items before it, as item by item, and the loads of the
+    /// items are independent, so their misses overlap without a prefetch.
+    fn add_run(
+        &mut self,
+        md: Modulus,
+        run: &[Hashes],
+        each: &mut impl FnMut(Result<bool, CountFull>),
+    ) {
         if !self.h.is_time() && self.h.gen_items >= self.h.gen_size {
             self.shift(1);
         }
         let (k, n) = (self.h.k.min(MAX_K), self.slice_count());
-        // Bit `k - 1 - age` set: the young slice of that age held the item.
-        let mut young = 0u64;
+        let older = self.search_older(md, run);
+        // Bit `k - 1 - age` of `young[i]`: the young slice of that age held
+        // item i.
+        let mut young = [0u64; BLOCK];
         for age in 0..k {
-            let (pos, byte, mask) = self.locate(md, h, age);
-            if let Some(b) = self.slices.get_mut(pos).and_then(|s| s.get_mut(byte)) {
-                young |= u64::from(*b & mask != 0) << (k - 1 - age);
-                *b |= mask;
+            let pos = self.position(age);
+            let Some(slice) = self.slices.get_mut(pos as usize) else {
+                continue;
+            };
+            for (y, h) in young.iter_mut().zip(run) {
+                let i = md.index(*h, pos);
+                if let Some(b) = slice.get_mut((i / 8) as usize) {
+                    let mask = 1 << (i % 8);
+                    *y |= u64::from(*b & mask != 0) << (k - 1 - age);
+                    *b |= mask;
+                }
             }
         }
-        let older = match older {
-            Some((shifts, found)) if shifts == self.h.shifts => found,
-            _ => run_of(k, k, n, |age| self.test(md, h, age)),
-        };
-        // A run ending in the young slices: their oldest `tail` hold the
-        // item, and the `k - tail` slices just older must too. The first
-        // of those is read whatever the tail (a read, not a branch on the
-        // young bits).
-        let tail = u64::from(young.trailing_ones());
-        let need = k - tail;
-        let next = k < n && self.test(md, h, k);
-        let straddles = (tail > 0) & next & (k + need <= n);
-        let present =
-            older | (tail == k) | (straddles && (k + 1..k + need).all(|age| self.test(md, h, age)));
-        // Below MAX_COUNT (gen_items ≤ inserts, checked above).
-        self.h.gen_items = self.h.gen_items.saturating_add(1);
-        self.h.inserts = self.h.inserts.saturating_add(1);
-        Ok(present)
+        for (i, (h, y)) in run.iter().zip(young).enumerate() {
+            // A run ending in the young slices: their oldest `tail` hold
+            // the item, and the `k - tail` slices just older must too. The
+            // first of those is read whatever the tail (a read, not a
+            // branch on the young bits).
+            let tail = u64::from(y.trailing_ones());
+            let need = k - tail;
+            let next = k < n && self.test(md, *h, k);
+            let straddles = (tail > 0) & next & (k + need <= n);
+            let present = (older >> i) & 1 != 0
+                || tail == k
+                || (straddles && (k + 1..k + need).all(|age| self.test(md, *h, age)));
+            each(Ok(present));
+        }
+        // Below MAX_COUNT (gen_items ≤ inserts; run_len).
+        let len = run.len() as u64;
+        self.h.gen_items = self.h.gen_items.saturating_add(len);
+        self.h.inserts = self.h.inserts.saturating_add(len);
+    }
+
+    /// Bit i set: the slices older than the `k` youngest hold `k`
+    /// consecutive bits of item i (at most [`BLOCK`] items). A lone item
+    /// searches with branches ([`run_of`]), a block interleaved.
+    fn search_older(&self, md: Modulus, run: &[Hashes]) -> u32 {
+        let (k, n) = (self.h.k, self.slice_count());
+        if let [h] = run {
+            return u32::from(run_of(k, k, n, |age| self.test(md, *h, age)));
+        }
+        let mut slots = [Slot::EMPTY; BLOCK];
+        for (s, h) in slots.iter_mut().zip(run) {
+            s.h = *h;
+        }
+        let block = slots.get_mut(..run.len()).unwrap_or_default();
+        self.search_block(md, block, k, n);
+        block
+            .iter()
+            .enumerate()
+            .fold(0, |bits, (i, s)| bits | u32::from(s.run.present()) << i)
     }
 
     /// Time mode: shifts due at `now_ms` since the last shift (0 before

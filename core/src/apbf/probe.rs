@@ -56,7 +56,7 @@ impl Modulus {
 /// `a + 1`, and the ages tested above `a` are known to hold the item and
 /// are not tested again. On a filter at fill 1/2 a negative costs about two
 /// probes per `k` slices.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub(super) struct Run {
     /// The age to probe next.
     pub age: u64,
@@ -67,15 +67,22 @@ pub(super) struct Run {
     end: End,
 }
 
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum End {
-    #[default]
     Searching,
     Absent,
     Present,
 }
 
 impl Run {
+    /// A placeholder, before [`Run::new`].
+    pub const EMPTY: Run = Run {
+        age: 0,
+        known_to: 0,
+        top: 0,
+        end: End::Absent,
+    };
+
     pub fn new(k: u64, lo: u64, live: u64) -> Run {
         let top = lo.saturating_add(k);
         Run {
