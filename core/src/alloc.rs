@@ -3,7 +3,7 @@
 //! Sizes come from user input (capacities, dump headers, RDB lengths): an
 //! allocation failure must become an error reply, never an abort.
 
-use std::alloc::{alloc_zeroed, Layout};
+use std::alloc::{alloc, alloc_zeroed, Layout};
 
 /// Allocation of filter storage failed (or the size cannot be represented).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +155,26 @@ pub fn try_copy(src: &[u8]) -> Result<Box<[u8]>, AllocError> {
     Ok(v.into_boxed_slice())
 }
 
+/// `src` plus a terminating 0 byte (a C string's allocation), by one plain
+/// allocation: no zeroing of what is overwritten next, no `Vec` growth path.
+pub fn try_copy_nul(src: &[u8]) -> Result<Box<[u8]>, AllocError> {
+    let len = src.len().checked_add(1).ok_or(AllocError)?;
+    let layout = Layout::array::<u8>(len).map_err(|_| AllocError)?;
+    // SAFETY: layout has non-zero size; `src.len()` bytes are copied and the
+    // last one written, so on success all `len` bytes are initialised, and
+    // the block (align 1, from the global allocator) is what Box<[u8]> of
+    // length `len` expects.
+    unsafe {
+        let ptr = alloc(layout);
+        if ptr.is_null() {
+            return Err(AllocError);
+        }
+        ptr.copy_from_nonoverlapping(src.as_ptr(), src.len());
+        ptr.add(src.len()).write(0);
+        Ok(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)))
+    }
+}
+
 #[cfg(test)]
 mod copy_tests {
     #[test]
@@ -162,5 +182,9 @@ mod copy_tests {
         let src: Vec<u8> = (0..=255).collect();
         assert_eq!(*super::try_copy(&src).unwrap(), *src);
         assert!(super::try_copy(&[]).unwrap().is_empty());
+        let mut nul = src.clone();
+        nul.push(0);
+        assert_eq!(*super::try_copy_nul(&src).unwrap(), *nul);
+        assert_eq!(*super::try_copy_nul(&[]).unwrap(), [0]);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::alloc::{alloc_zeroed, Layout};
 
-use crate::alloc::{try_copy, try_zeroed, AllocError, Block};
+use crate::alloc::{try_copy, AllocError, Block};
 
 /// One heap record. The item is held as its bytes plus a terminating 0 byte
 /// (RedisBloom's allocation, so memory matches; the RDB form up to the first
@@ -64,34 +64,17 @@ pub fn cstr(bytes: &[u8]) -> &[u8] {
     bytes.get(..first_nul(bytes)).unwrap_or(bytes)
 }
 
-/// Position of the first 0 byte (or the length), eight bytes per step:
-/// a word has a 0 byte iff `(w - 0x01..01) & !w & 0x80..80` is non-zero,
-/// and its lowest set bit marks the first one.
+/// Position of the first 0 byte (or the length), by the C library's
+/// memchr: one or two cache lines on a TOPK.ADD that expels an item, where
+/// a word-at-a-time loop of our own took five.
 fn first_nul(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let (words, tail) = bytes.as_chunks::<8>();
-    for (i, w) in words.iter().enumerate() {
-        let w = u64::from_le_bytes(*w);
-        let zeros = w.wrapping_sub(ONES) & !w & HIGHS;
-        if zeros != 0 {
-            return i * 8 + (zeros.trailing_zeros() / 8) as usize;
-        }
+    // SAFETY: memchr reads at most `bytes.len()` bytes from `bytes`.
+    let at = unsafe { libc::memchr(bytes.as_ptr().cast(), 0, bytes.len()) };
+    if at.is_null() {
+        bytes.len()
+    } else {
+        at as usize - bytes.as_ptr() as usize
     }
-    let done = words.len() * 8;
-    done + tail.iter().position(|&b| b == 0).unwrap_or(tail.len())
-}
-
-/// The item bytes plus the terminating 0, allocated fallibly: zeroed, so
-/// the 0 is already there, by one call to the allocator rather than
-/// through a `Vec`'s growth path (fewer instructions per expelled item).
-pub(super) fn owned_item(item: &[u8]) -> Result<Box<[u8]>, AllocError> {
-    let len = item.len().checked_add(1).ok_or(AllocError)?;
-    let mut owned = try_zeroed(len as u64)?;
-    if let Some(bytes) = owned.get_mut(..item.len()) {
-        bytes.copy_from_slice(item);
-    }
-    Ok(owned)
 }
 
 /// The heap array: exactly k records.

@@ -50,10 +50,9 @@ pub const TYPE: crate::ModuleType = crate::ModuleType {
     ],
 };
 
-use crate::alloc::{try_copy, try_zeroed, AllocError, Block};
+use crate::alloc::{try_copy, try_copy_nul, try_zeroed, AllocError, Block};
 use crate::hash::{murmur2, murmur2_seeds};
 use decay::{decay_foreign, DecayTable, Decayed};
-use heap::owned_item;
 
 /// Seed of the fingerprint hash.
 const FP_SEED: u32 = 1919;
@@ -260,7 +259,7 @@ impl TopK {
         let entry = HeapEntry {
             fp,
             count: max_count,
-            item: Some(owned_item(item)?),
+            item: Some(try_copy_nul(item)?),
         };
         Ok(self.heap.replace_root(entry))
     }

@@ -1,6 +1,6 @@
 use super::*;
+use crate::alloc::try_copy_nul;
 use crate::rdb::{Primitive, PrimitiveSource};
-use crate::topk::heap::owned_item;
 use proptest::prelude::*;
 
 fn spec(span_ms: u64, buckets: u64) -> WindowSpec {
@@ -309,7 +309,7 @@ proptest! {
                         }
                     } else if let Some(i) = entries[(r + 1) % len].item() {
                         let fp = hash_item(i).fp;
-                        let item = owned_item(i).unwrap();
+                        let item = try_copy_nul(i).unwrap();
                         let e = &mut entries[r % len];
                         (e.fp, e.item) = (fp, Some(item));
                     }
