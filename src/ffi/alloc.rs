@@ -59,6 +59,43 @@ fn admissible(size: usize, freed: usize) -> bool {
     size <= physical_limit().saturating_sub(live.saturating_sub(freed))
 }
 
+/// Below this size a block can be neither beyond physical memory nor
+/// huge-paged: its allocation skips both checks, and stays a few
+/// instructions on the path of a command that allocates (a Top-K heap item).
+#[cfg_attr(test, allow(dead_code))]
+const SMALL: usize = 64 << 10;
+
+#[cfg_attr(test, allow(dead_code))]
+unsafe fn try_alloc(size: usize) -> *mut u8 {
+    match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
+        (Some(f), _) | (None, Some(f)) => f(size).cast(),
+        (None, None) => std::ptr::null_mut(),
+    }
+}
+
+/// [`unadvise_huge`] before a large block is freed; out of line, as
+/// [`alloc_large`], so that every inlined `dealloc` stays small.
+#[cold]
+#[inline(never)]
+#[cfg_attr(test, allow(dead_code))]
+unsafe fn unadvise_large(ptr: *mut u8, size: usize) {
+    unadvise_huge(ptr, size);
+}
+
+/// [`GlobalAlloc::alloc`] of a block of at least [`SMALL`] bytes: filter
+/// storage. Out of line, off the path of small ones.
+#[cold]
+#[inline(never)]
+#[cfg_attr(test, allow(dead_code))]
+unsafe fn alloc_large(size: usize) -> *mut u8 {
+    if !admissible(size, 0) {
+        return std::ptr::null_mut();
+    }
+    let ptr = try_alloc(size);
+    advise_huge(ptr, size);
+    account(ptr, size, 0)
+}
+
 #[cfg_attr(test, allow(dead_code))]
 fn account(ptr: *mut u8, added: usize, removed: usize) -> *mut u8 {
     if !ptr.is_null() {
@@ -80,15 +117,10 @@ fn padded(layout: Layout) -> usize {
 unsafe impl GlobalAlloc for ServerAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let size = padded(layout);
-        if !admissible(size, 0) {
-            return std::ptr::null_mut();
+        if size < SMALL {
+            return account(try_alloc(size), size, 0);
         }
-        let ptr = match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
-            (Some(f), _) | (None, Some(f)) => f(size).cast(),
-            (None, None) => std::ptr::null_mut(),
-        };
-        advise_huge(ptr, size);
-        account(ptr, size, 0)
+        alloc_large(size)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
@@ -109,9 +141,11 @@ unsafe impl GlobalAlloc for ServerAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        let size = padded(layout);
+        if size >= SMALL {
+            unadvise_large(ptr, size);
+        }
         if let Some(f) = raw::RedisModule_Free {
-            let size = padded(layout);
-            unadvise_huge(ptr, size);
             f(ptr.cast());
             account(ptr, 0, size);
         }
