@@ -452,10 +452,11 @@ class Memory(Workload):
 
     @staticmethod
     def used(c):
-        for line in c.call("INFO", "memory").decode().splitlines():
-            if line.startswith("used_memory:"):
-                return int(line.split(":")[1])
-        raise ValueError("no used_memory")
+        """used_memory without the clients' buffers (mem_clients_normal),
+        which grow and shrink with the pipelines that fill the keys (by
+        2 KiB either way between rounds), not with the keys."""
+        info = dict(l.split(":", 1) for l in c.call("INFO", "memory").decode().splitlines() if ":" in l)
+        return int(info["used_memory"]) - int(info["mem_clients_normal"])
 
     def run(self, s):
         m = self.measure(s)
