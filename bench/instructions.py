@@ -12,7 +12,15 @@ work and the server API it calls (key lookups, replies, replication,
 keyspace events); the server's reading, parsing and writing around it are
 the same for both and left out.
 
-Usage: bench/instructions.py [--only SUBSTRING,...] [N]   (default 3000)
+--cache adds callgrind's cache simulation (32 KiB 8-way L1 caches of 64-byte
+lines, as this host's Zen 3) and prints, per command, the whole server's
+instructions and L1 instruction and data misses: two modules of equal
+instruction counts differ there by how much of the server's own code and
+data their command evicts. Misses depend on where code lands in the cache
+sets, hence on the server binary: run it on the one bench/bench.py uses
+(REDIS_SERVER=/usr/bin/redis-server for Debian's 7.0.15).
+
+Usage: bench/instructions.py [--only SUBSTRING,...] [--cache] [N]   (default 3000)
 Environment: RSBLOOM_MODULE (default target/release/librsbloom.so),
 REDISBLOOM_MODULE, REDIS_SERVER (default: the newest cached Redis 8.6).
 """
@@ -87,10 +95,26 @@ def dispatcher(part, n):
     sys.exit("no RedisModuleCommandDispatcher in " + part)
 
 
-def counted(part, n):
-    """`dispatcher`, the profile's directory then removed."""
+CACHE_SIM = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"]
+
+
+def whole_server(part, n):
+    """(instructions, L1-I misses, L1-D misses) of the whole server per
+    command, from a profile with the cache simulation."""
+    events = totals = None
+    for line in open(part):
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith(("summary:", "totals:")):
+            totals = [int(x) for x in line.split()[1:]]
+    e = dict(zip(events, totals))
+    return e["Ir"] / n, e["I1mr"] / n, (e["D1mr"] + e["D1mw"]) / n
+
+
+def counted(part, n, measure=dispatcher):
+    """`measure` of the profile, its directory then removed."""
     try:
-        return dispatcher(part, n)
+        return measure(part, n)
     finally:
         shutil.rmtree(os.path.dirname(part), ignore_errors=True)
 
@@ -98,22 +122,34 @@ def counted(part, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="")
+    ap.add_argument("--cache", action="store_true", help="whole-server L1 misses per command")
     ap.add_argument("n", nargs="?", type=int, default=3000)
     a = ap.parse_args()
     binary = newest_redis86()
     modules = [os.environ.get("RSBLOOM_MODULE", os.path.join(ROOT, "target/release/librsbloom.so")),
                find_reference()]
     only = [o for o in a.only.split(",") if o]
-    print("Instructions per command inside RedisModuleCommandDispatcher (callgrind), %s\n"
-          % os.path.basename(binary.rsplit("/bin/", 1)[0]))
-    print("| command | rsbloom | RedisBloom 2.8.2 | RedisBloom / rsbloom |")
-    print("|---|---:|---:|---:|")
+    server = os.path.basename(binary.rsplit("/bin/", 1)[0])
+    if a.cache:
+        print("Whole server per command (callgrind, 32 KiB 8-way L1s), %s\n" % binary)
+        print("| command | rsbloom instructions | L1-I misses | L1-D misses "
+              "| RedisBloom 2.8.2 instructions | L1-I misses | L1-D misses |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+    else:
+        print("Instructions per command inside RedisModuleCommandDispatcher (callgrind), %s\n" % server)
+        print("| command | rsbloom | RedisBloom 2.8.2 | RedisBloom / rsbloom |")
+        print("|---|---:|---:|---:|")
     for name, create, setup, cmd in ROWS:
         if only and not any(o in name for o in only):
             continue
         n = a.n // 10 if "x100" in name else a.n
-        rs, ref = (counted(profile(m, binary, create, cmd, n, setup), n) for m in modules)
-        print("| %s | {:,.0f} | {:,.0f} | %.2f |".format(rs, ref) % (name, ref / rs), flush=True)
+        if a.cache:
+            rs, ref = (counted(profile(m, binary, create, cmd, n, setup, CACHE_SIM), n, whole_server)
+                       for m in modules)
+            print("| %s | %s |" % (name, " | ".join("{:,.1f}".format(x) for x in rs + ref)), flush=True)
+        else:
+            rs, ref = (counted(profile(m, binary, create, cmd, n, setup), n) for m in modules)
+            print("| %s | {:,.0f} | {:,.0f} | %.2f |".format(rs, ref) % (name, ref / rs), flush=True)
 
 
 if __name__ == "__main__":

@@ -49,14 +49,16 @@ def instructions(module, binary, create, cmd, n):
         shutil.rmtree(os.path.dirname(part), ignore_errors=True)
 
 
-def profile(module, binary, create, cmd, n, setup=None):
+def profile(module, binary, create, cmd, n, setup=None, valgrind_args=()):
     """The callgrind profile (its file) of `n` commands `cmd` (`%d`: the
     command's number) on a fresh server with `module`, after `create`,
-    `setup(conn)` if given, and 200 warming commands."""
+    `setup(conn)` if given, and 200 warming commands; `valgrind_args` go to
+    callgrind (e.g. its cache simulation)."""
     work = tempfile.mkdtemp(prefix="cg-")
     out = os.path.join(work, "callgrind.out")
     port = free_port()
-    server = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary,
+    server = subprocess.Popen(["valgrind", "--tool=callgrind", *valgrind_args,
+                               "--callgrind-out-file=" + out, binary,
                                "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                                "--dir", work, "--loadmodule", module],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
