@@ -200,6 +200,60 @@ fn unlink_of_a_1gib_filter_frees_in_the_background() {
     assert_eq!(c.cmd(&["EXISTS", "small"]), int(0));
 }
 
+/// (thread id, name, `Cpus_allowed_list`) of each thread of process `pid`.
+fn thread_cpus(pid: &str) -> Vec<(String, String, String)> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc");
+    tasks
+        .flatten()
+        .filter_map(|t| {
+            let read = |file| std::fs::read_to_string(t.path().join(file)).ok();
+            let name = read("comm")?.trim_end().to_string();
+            let status = read("status")?;
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+            let tid = t.file_name().to_string_lossy().into_owned();
+            Some((tid, name, cpus.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The thread that releases large values runs on the cores of the server's
+/// own lazy-free thread (`bio_cpulist`), not on those the main thread is
+/// pinned to (`server_cpulist`), from which it is started.
+#[test]
+fn release_thread_runs_where_the_server_frees() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: needs two CPUs");
+        return;
+    }
+    for flavor in flavors() {
+        for (main, bio) in [("0", "1"), ("1", "0")] {
+            let s = Server::builder(flavor, Module::Rsbloom)
+                .arg("--server_cpulist")
+                .arg(main)
+                .arg("--bio_cpulist")
+                .arg(bio)
+                .start();
+            let mut c = s.conn();
+            let pid = info::field(&mut c, "server", "process_id");
+            // 20 MiB: released on the module's thread (over 4 MiB).
+            assert_eq!(c.cmd(&["BF.RESERVE", "big", "0.0001", "10000000"]), ok());
+            assert_eq!(c.cmd(&["UNLINK", "big"]), int(1));
+            wait::until("the release thread on the bio cores", wait::STATE, || {
+                let threads = thread_cpus(&pid);
+                let on =
+                    |name: &str, cpus: &str| threads.iter().any(|(_, n, c)| n == name && c == cpus);
+                let main_pinned = threads.iter().any(|(t, _, c)| *t == pid && c == main);
+                match main_pinned && on("bio_lazy_free", bio) && on("rsbloom-free", bio) {
+                    true => Ok(()),
+                    false => Err(format!("{flavor:?} {threads:?}")),
+                }
+            });
+        }
+    }
+}
+
 #[test]
 fn info_section_counts_keys_memory_and_commands() {
     for flavor in all_flavors() {
