@@ -29,8 +29,9 @@ Environment: RSBLOOM_MODULE (default target/release/librsbloom.so),
 REDISBLOOM_MODULE (default: the redis-stack wheel in .venv), REDIS_SERVER,
 REDIS_BENCHMARK, VALKEY_BLOOM_MODULE and VALKEY_SERVER (--valkey-bloom; default
 the oracle's libvalkey_bloom.so and the newest valkey-9.* that
-scripts/build-servers.sh cached), BENCH_SERVER_CPU / BENCH_CLIENT_CPU (taskset pinning,
-default 1 / 0 on a machine with ≥ 2 CPUs; "" disables).
+scripts/build-servers.sh cached), BENCH_SERVER_CPU / BENCH_CLIENT_CPU (the CPU of the
+server's main thread, its server_cpulist, and of the client, by taskset; default 1 / 0
+on a machine with ≥ 2 CPUs; "" disables).
 """
 
 import argparse
@@ -71,8 +72,12 @@ def free_port():
         return s.getsockname()[1]
 
 
+def pinned_cpu(cpu_env, default):
+    return os.environ.get(cpu_env, default if (os.cpu_count() or 1) >= 2 else "")
+
+
 def pin(cpu_env, default):
-    cpu = os.environ.get(cpu_env, default if (os.cpu_count() or 1) >= 2 else "")
+    cpu = pinned_cpu(cpu_env, default)
     return ["taskset", "-c", cpu] if cpu and shutil.which("taskset") else []
 
 
@@ -181,7 +186,11 @@ class Server:
         self.conn = None
 
     def start(self, wait_loaded=True):
-        cmd = pin("BENCH_SERVER_CPU", "1") + [
+        # The main thread only (server_cpulist, a config of every supported
+        # server), as deployments pin it: background threads (the server's
+        # lazy free, rsbloom's release thread) stay on the other cores.
+        cpu = pinned_cpu("BENCH_SERVER_CPU", "1")
+        cmd = [
             self.binary,
             "--port", str(self.port),
             "--bind", "127.0.0.1",
@@ -191,6 +200,7 @@ class Server:
             "--dbfilename", "dump.rdb",
             "--logfile", "server.log",
             "--enable-debug-command", "local",
+        ] + (["--server_cpulist", cpu] if cpu else []) + [
             "--loadmodule", self.module,
         ] + self.args
         t0 = time.perf_counter()
