@@ -31,6 +31,10 @@ pub const BLOCK: usize = 16;
 ///
 /// `state` is the filter (`&mut` when `each` writes): `hash` and `prefetch`
 /// read it between the calls of `each`.
+///
+/// A single item, nothing to overlap with, is run here: the block loop is
+/// out of line, so a single-item command keeps neither its frame (two
+/// blocks of hashes, up to 768 bytes) nor its code in the caches.
 #[inline]
 pub fn pipelined<S, I, H: Copy + Default>(
     mut state: S,
@@ -40,11 +44,22 @@ pub fn pipelined<S, I, H: Copy + Default>(
     mut each: impl FnMut(&mut S, H) -> bool,
 ) {
     if let [item] = items {
-        // Nothing to overlap with.
         let h = hash(&state, item);
         each(&mut state, h);
         return;
     }
+    in_blocks(state, items, hash, prefetch, each);
+}
+
+/// [`pipelined`] of any number of items.
+#[inline(never)]
+fn in_blocks<S, I, H: Copy + Default>(
+    mut state: S,
+    items: &[I],
+    hash: impl Fn(&S, &I) -> H,
+    prefetch: impl Fn(&S, H),
+    mut each: impl FnMut(&mut S, H) -> bool,
+) {
     // Hashes first, then the prefetches in a tight loop.
     let load = |state: &S, chunk: &[I], block: &mut [H; BLOCK]| {
         for (slot, item) in block.iter_mut().zip(chunk) {

@@ -168,16 +168,6 @@ fn add_and_reply(
     let Some((head, items)) = args.split_at_checked(items_at) else {
         return Err(ReplyError::WrongArity);
     };
-    if let (true, [item]) = (single, items) {
-        // Nothing to overlap: the item goes straight in, the batch path
-        // (its stack frame, its code) stays out of the single-item command.
-        if reply_added(ctx, chain.add_hashed(chain.hash(item.as_ref()), limit)) {
-            ctx.propagate();
-        } else {
-            propagate_kept(ctx, head, items, 1, &[0], created);
-        }
-        return Ok(());
-    }
     let (replied, failed) = if single {
         add_items(ctx, chain, items, limit)
     } else {
@@ -321,16 +311,10 @@ fn check_items(ctx: &Ctx, name: &RStr, items: &[RStr], single: bool) -> CmdResul
     // lookup: its flavour is known.
     let kind = match key.get::<Chain>() {
         Lookup::Found(chain) => {
-            match items {
-                // Straight to the probe: no batch path (see `add_and_reply`).
-                [item] if single => ctx.reply_bool(chain.contains(item.as_ref())),
-                _ => {
-                    if !single {
-                        ctx.reply_array(items.len());
-                    }
-                    chain.contains_batch(items, |found| ctx.reply_bool(found));
-                }
+            if !single {
+                ctx.reply_array(items.len());
             }
+            chain.contains_batch(items, |found| ctx.reply_bool(found));
             return Ok(());
         }
         Lookup::Missing => KeyKind::Empty,

@@ -7,7 +7,7 @@ use rsbloom_core::cuckoo::args::{
     CfReserve,
 };
 use rsbloom_core::cuckoo::{
-    hash_item, CreateError, CuckooFilter, CuckooHash, HeaderError, InsertOutcome,
+    hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome,
 };
 use rsbloom_core::limit::{self, OVER_LIMIT};
 use rsbloom_core::prefetch::pipelined;
@@ -149,28 +149,28 @@ fn insert_items(
     let mut failure = None;
     let mut seen = 0;
     let mut dropped = Vec::new();
-    let mut each = |cf: &mut CuckooFilter, h| {
-        let outcome = cf.insert_within(h, kind.unique(), limit);
-        if not_replayable(outcome) {
-            dropped.push(seen);
-        }
-        seen += 1;
-        match item_reply(kind, outcome) {
-            ItemReply::Bool(b) => ctx.reply_bool(b),
-            ItemReply::Int(i) => ctx.reply_int(i),
-            ItemReply::Failed if resp3 => ctx.reply_bool(false),
-            ItemReply::Failed => ctx.reply_int(-1),
-            ItemReply::Refused(text) => ctx.reply_error(text),
-            ItemReply::Error(text) => failure = Some(text),
-        }
-        failure.is_none()
-    };
-    if let [item] = items {
-        // Nothing to overlap: no batch path (its stack frame, its code).
-        each(cf, hash_item(item.as_ref()));
-    } else {
-        insert_batch(cf, items, each);
-    }
+    pipelined(
+        cf,
+        items,
+        |_, item| hash_item(item.as_ref()),
+        |cf, h| cf.prefetch(h, false),
+        |cf, h| {
+            let outcome = cf.insert_within(h, kind.unique(), limit);
+            if not_replayable(outcome) {
+                dropped.push(seen);
+            }
+            seen += 1;
+            match item_reply(kind, outcome) {
+                ItemReply::Bool(b) => ctx.reply_bool(b),
+                ItemReply::Int(i) => ctx.reply_int(i),
+                ItemReply::Failed if resp3 => ctx.reply_bool(false),
+                ItemReply::Failed => ctx.reply_int(-1),
+                ItemReply::Refused(text) => ctx.reply_error(text),
+                ItemReply::Error(text) => failure = Some(text),
+            }
+            failure.is_none()
+        },
+    );
     if let Some(text) = failure {
         return Err(ReplyError::Text(text));
     }
@@ -186,24 +186,6 @@ fn insert_items(
         );
     }
     Ok(())
-}
-
-/// Inserts `items` with their cache misses overlapped (see [`pipelined`]),
-/// `each` inserting one and replying. Out of line: a single-item command
-/// keeps a small stack frame.
-#[inline(never)]
-fn insert_batch(
-    cf: &mut CuckooFilter,
-    items: &[RStr],
-    mut each: impl FnMut(&mut CuckooFilter, CuckooHash) -> bool,
-) {
-    pipelined(
-        cf,
-        items,
-        |_, item| hash_item(item.as_ref()),
-        |cf, h| cf.prefetch(h, false),
-        |cf, h| each(cf, h),
-    );
 }
 
 /// Replicates the items of an insert (`head` then `items`, the first

@@ -288,9 +288,7 @@ impl Chain {
     /// `limit` would (each item sees the bits of the ones before it),
     /// calling `each` with every outcome until it returns `false`; the cache
     /// misses of a batch overlap (see [`crate::prefetch::pipelined`]).
-    /// Never inlined: the single-item commands sharing its callers keep a
-    /// small stack frame (its two hash blocks are 512 bytes).
-    #[inline(never)]
+    #[inline]
     pub fn add_batch<I: AsRef<[u8]>>(
         &mut self,
         items: &[I],
@@ -312,9 +310,8 @@ impl Chain {
     /// while most recent items were absent (an absent item usually stops
     /// there, and on a large filter each needless prefetch costs a page
     /// walk); all of them once most were present (a present item reads
-    /// them all, and one by one their misses would queue). Never inlined,
-    /// as [`Chain::add_batch`].
-    #[inline(never)]
+    /// them all, and one by one their misses would queue).
+    #[inline]
     pub fn contains_batch<I: AsRef<[u8]>>(&self, items: &[I], mut each: impl FnMut(bool)) {
         let mut recent = RECENT_CHECKS.load(Ordering::Relaxed);
         let options = self.options();
