@@ -3,15 +3,16 @@
 USAGE per key, rsbloom against its peers.
 
 For each shape, a fresh server per module receives KEYS keys (default
-20,000), each created by the shape's command and given 20 items, and the
-growth of `used_memory` over them is divided by KEYS. Memory figures are
+20,000), each created by the shape's command and given 20 items (600 for
+the grown filter: three links), and the growth of `used_memory` over them
+is divided by KEYS. Memory figures are
 deterministic (the same allocations in the same size classes), so one run
 is enough and a busy machine does not matter.
 
   * Redis 8.6: rsbloom (default flavour) against RedisBloom 2.8.2, for
-    BF.RESERVE k 0.01 100 / 1000 and CF.RESERVE k 1000;
+    BF.RESERVE k 0.01 100 / 1000 (and 100 grown) and CF.RESERVE k 1000;
   * Valkey 9.1: rsbloom with bf.bloom-flavor valkey-bloom against
-    valkey-bloom 1.0.1, for BF.RESERVE k 0.01 100 / 1000;
+    valkey-bloom 1.0.1, for BF.RESERVE k 0.01 100 / 1000 (and 100 grown);
   * on both, a plain string of 120 bytes: the server's own per-key cost.
 
 Usage: bench/small_keys.py [--keys N] [--save TABLE.md]
@@ -37,9 +38,16 @@ def newest(pattern):
     return hits[-1] if hits else None
 
 
+# A per-user filter that grew: BF.ADD's default filter (capacity 100,
+# expansion 2) with 600 items has three links (100, 200, 400).
+GROWN = "BF.RESERVE 0.01 100, 600 items"
+
+
 def shape_commands(shape, key):
     """The commands that build one key of `shape`."""
-    items = [b"%s:%d" % (key, i) for i in range(ITEMS)]
+    items = [b"%s:%d" % (key, i) for i in range(600 if shape == GROWN else ITEMS)]
+    if shape == GROWN:
+        return [["BF.RESERVE", key, "0.01", "100"], ["BF.MADD", key] + items]
     if shape == "string 120 B":
         return [["SET", key, b"x" * 120]]
     if shape.startswith("BF.RESERVE"):
@@ -97,7 +105,7 @@ def main():
     for path, what in ((rs, "rsbloom module"), (redis, "Redis 8.6 server"), (valkey, "Valkey 9 server")):
         if not path or not os.path.exists(path):
             sys.exit("%s not found: %s" % (what, path))
-    bf = ["BF.RESERVE 0.01 100", "BF.RESERVE 0.01 1000"]
+    bf = ["BF.RESERVE 0.01 100", "BF.RESERVE 0.01 1000", GROWN]
     plain = ["string 120 B"]
     rows = []
     with tempfile.TemporaryDirectory() as work:
@@ -120,7 +128,8 @@ def main():
     for r in rows:
         lines.append("| %s | %s | %s | %s | %.0f B | %.0f B | %.2f× | %.0f B | %.2f | %.0f B | %.2f |" % r)
     lines.append("")
-    lines.append("%d keys per shape, each with %d items (bench/small_keys.py)." % (args.keys, ITEMS))
+    lines.append("%d keys per shape, each with %d items but the grown filter (bench/small_keys.py)."
+                 % (args.keys, ITEMS))
     text = "\n".join(lines)
     print(text)
     if args.save:

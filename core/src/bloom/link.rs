@@ -32,15 +32,34 @@ pub(crate) struct Fields {
 /// A sub-filter (docs/bloom.md §1) as its chain holds it. Invariant: every
 /// probed bit index is below `8 * len`, so probing never leaves the array.
 ///
-/// 64 bytes, like RedisBloom's link record. The chain owns the bit array
-/// (`data`, `len` bytes): its own allocation, or for the first link the
-/// start of the chain's block (super::store). `bits` is `8 * len`
-/// (validated on load) and the index modulus is derived from it.
+/// The chain owns the bit array (`data`, `len` bytes): its own allocation,
+/// or for the first link the start of the chain's block (super::store).
+/// `bits` is `8 * len` (validated on load) and the index modulus is derived
+/// from it.
+///
+/// 56 bytes: the length, `hashes` and `n2` share a word, so a chain's
+/// records (16 bytes, then one per link) take a smaller size class than
+/// RedisBloom's 64-byte link array from two links on (five: 320 bytes
+/// where 16 + 5 × 64 would take 384).
 pub struct Link {
-    f: Fields,
+    entries: u64,
+    error: f64,
+    bpe: f64,
+    size: u64,
+    /// As [`Fields`]'s.
+    wrap: u64,
     data: NonNull<u8>,
-    len: usize,
+    /// `len` (bits 0..44), `hashes` (44..55), `n2` (55..61).
+    shape: u64,
 }
+
+/// Bits of [`Link::shape`] holding the bit array's length.
+const LEN_BITS: u32 = 44;
+/// Largest bit array a link can have: 16 TiB, far above any machine's memory.
+pub(super) const MAX_LINK_BYTES: u64 = (1 << LEN_BITS) - 1;
+const HASHES_AT: u32 = LEN_BITS;
+/// 11 bits: `hashes` is at most [`MAX_HASHES`].
+const N2_AT: u32 = HASHES_AT + 11;
 
 // SAFETY: a link is a record inside its chain's block, reachable only
 // through the chain, which owns the bit array `data` points to as a Box would.
@@ -50,15 +69,15 @@ unsafe impl Sync for Link {}
 
 impl PartialEq for Link {
     fn eq(&self, other: &Link) -> bool {
-        self.f == other.f && self.data() == other.data()
+        self.fields() == other.fields() && self.data() == other.data()
     }
 }
 
 impl std::fmt::Debug for Link {
     fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         out.debug_struct("Link")
-            .field("fields", &self.f)
-            .field("bytes", &self.len)
+            .field("fields", &self.fields())
+            .field("bytes", &self.bytes())
             .finish()
     }
 }
@@ -133,13 +152,17 @@ impl LinkMeta {
         }
     }
 
-    /// Checks that `bytes` bytes of storage hold exactly `bits` bits.
+    /// Checks that `bytes` bytes of storage hold exactly `bits` bits, and
+    /// that a link record can hold their length ([`MAX_LINK_BYTES`]; what no
+    /// machine's memory holds counts as an allocation that fails).
     pub(crate) fn check_bytes(&self, bytes: u64) -> Result<(), LoadError> {
-        if bytes.checked_mul(8) == Some(self.bits) {
-            Ok(())
-        } else {
-            Err(LoadError::Invalid("bits differ from 8 * bytes"))
+        if bytes.checked_mul(8) != Some(self.bits) {
+            return Err(LoadError::Invalid("bits differ from 8 * bytes"));
         }
+        if bytes > MAX_LINK_BYTES {
+            return Err(LoadError::OutOfMemory);
+        }
+        Ok(())
     }
 }
 
@@ -186,7 +209,7 @@ impl LooseLink {
     /// A copy of `link` with its own bit array, allocated fallibly.
     pub(crate) fn copy_of(link: &Link) -> Result<LooseLink, crate::alloc::AllocError> {
         Ok(LooseLink {
-            f: link.f,
+            f: link.fields(),
             data: crate::alloc::try_copy(link.data())?,
         })
     }
@@ -240,14 +263,32 @@ impl Link {
     ///
     /// # Safety
     /// `data` must stay valid for `len` bytes, owned by the chain holding
-    /// the record, for as long as the record is used.
+    /// the record, for as long as the record is used; `len` is at most
+    /// [`MAX_LINK_BYTES`] (checked with the bits on load, `check_bytes`).
     pub(super) unsafe fn placed(f: Fields, data: NonNull<u8>, len: usize) -> Link {
-        Link { f, data, len }
+        debug_assert!(len as u64 <= MAX_LINK_BYTES && u64::from(f.hashes) <= MAX_HASHES);
+        Link {
+            entries: f.entries,
+            error: f.error,
+            bpe: f.bpe,
+            size: f.size,
+            wrap: f.wrap,
+            data,
+            shape: len as u64 | u64::from(f.hashes) << HASHES_AT | u64::from(f.n2) << N2_AT,
+        }
     }
 
     /// The link's fields, without its storage.
     pub(super) fn fields(&self) -> Fields {
-        self.f
+        Fields {
+            entries: self.entries,
+            error: self.error,
+            bpe: self.bpe,
+            size: self.size,
+            wrap: self.wrap,
+            hashes: self.hashes(),
+            n2: self.n2(),
+        }
     }
 
     /// Where the bit array is (the chain frees it, or moves it on defrag).
@@ -267,8 +308,8 @@ impl Link {
     /// power-of-two moduli of legacy links.
     #[inline]
     fn reduce(&self, v: u64) -> u64 {
-        let d = modulus(self.f.n2, self.bits());
-        if self.f.n2 > 0 {
+        let d = modulus(self.n2(), self.bits());
+        if self.n2() > 0 {
             v & (d - 1)
         } else {
             v.checked_rem(d).unwrap_or(0)
@@ -289,9 +330,9 @@ impl Link {
             h,
             first,
             self.reduce(h.b),
-            modulus(self.f.n2, self.bits()),
-            self.f.wrap,
-            self.f.hashes,
+            modulus(self.n2(), self.bits()),
+            self.wrap,
+            self.hashes(),
         )
     }
 
@@ -354,7 +395,7 @@ impl Link {
         });
         if added {
             // Below `entries` here (the chain grows at it): never saturates.
-            self.f.size = self.f.size.saturating_add(1);
+            self.size = self.size.saturating_add(1);
         }
         added
     }
@@ -363,28 +404,28 @@ impl Link {
     pub(crate) fn data_mut(&mut self) -> &mut [u8] {
         // SAFETY: the chain keeps `data` valid for `len` bytes (see
         // `placed`), and `&mut self` comes from `&mut` of that chain.
-        unsafe { std::slice::from_raw_parts_mut(self.data.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.data.as_ptr(), self.len()) }
     }
 
     /// Sets the item count of a merged link (BF.MERGE); the caller keeps
     /// it within [`count_fits`].
     pub(crate) fn set_size(&mut self, size: u64) {
-        self.f.size = size;
+        self.size = size;
     }
 
     /// Capacity of the link.
     pub fn entries(&self) -> u64 {
-        self.f.entries
+        self.entries
     }
     pub fn error(&self) -> f64 {
-        self.f.error
+        self.error
     }
     /// Bits per entry.
     pub fn bpe(&self) -> f64 {
-        self.f.bpe
+        self.bpe
     }
     pub fn hashes(&self) -> u32 {
-        self.f.hashes
+        (self.shape >> HASHES_AT) as u32 & 0x7ff
     }
     /// Stored bit count (8 × bytes).
     pub fn bits(&self) -> u64 {
@@ -392,20 +433,23 @@ impl Link {
     }
     /// log2 of the index modulus of legacy power-of-two links, else 0.
     pub fn n2(&self) -> u8 {
-        self.f.n2
+        (self.shape >> N2_AT) as u8 & 0x3f
     }
     /// Items added to this link.
     pub fn size(&self) -> u64 {
-        self.f.size
+        self.size
     }
     /// Length of the bit array in bytes.
     pub fn bytes(&self) -> u64 {
-        self.len as u64
+        self.shape & MAX_LINK_BYTES
+    }
+    fn len(&self) -> usize {
+        self.bytes() as usize
     }
     /// The bit array (bit x is byte x >> 3, mask 1 << (x & 7)).
     pub fn data(&self) -> &[u8] {
         // SAFETY: the chain keeps `data` valid for `len` bytes (see `placed`).
-        unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.len()) }
     }
 }
 

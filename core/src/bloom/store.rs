@@ -10,8 +10,8 @@
 //!   the growth factor and NONSCALING; every other field follows from those
 //!   ([`Fields::derived`]). A 100-item filter is then one 160-byte
 //!   allocation, where RedisBloom's takes three (chain, link array, bits).
-//! - **General**: the head points to the records (chain fields and 64-byte
-//!   link records), allocated apart; later links' bit arrays are their own
+//! - **General**: the head points to the records (16 bytes of chain fields
+//!   and 56-byte link records), allocated apart; later links' bit arrays are their own
 //!   allocations. A compact chain becomes general when it grows a second
 //!   link.
 //!

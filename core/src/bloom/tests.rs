@@ -124,7 +124,7 @@ fn load(p: &[Primitive], encver: i32) -> Result<Box<Chain>, LoadError> {
 /// filter of capacity 100 takes 160 bytes (RedisBloom: 32 + 64 + 160).
 #[test]
 fn one_link_chains_take_one_block() {
-    assert_eq!(std::mem::size_of::<Link>(), 64);
+    assert_eq!(std::mem::size_of::<Link>(), 56);
     for (capacity, bytes, usage) in [(100, 144, 24 + 160), (1000, 1384, 24 + 1536)] {
         let c = Chain::new(capacity, 0.01, 2, false).unwrap();
         assert_eq!(std::mem::size_of_val(&*c), 16 + bytes as usize);
@@ -136,7 +136,7 @@ fn one_link_chains_take_one_block() {
             "BF.INFO Size is RedisBloom's"
         );
     }
-    // Scaled: the link records go apart (16 + 2 × 64 bytes), the new bit
+    // Scaled: the link records go apart (16 + 2 × 56 bytes), the new bit
     // array is its own; the first stays in the block.
     let mut c = Chain::new(10, 0.01, 2, false).unwrap();
     for i in 0..15u32 {
@@ -144,7 +144,18 @@ fn one_link_chains_take_one_block() {
     }
     assert_eq!(c.num_links(), 2);
     let second = c.links()[1].bytes();
-    assert_eq!(c.memory_usage(), 24 + 32 + 160 + size_class(second));
+    assert_eq!(c.memory_usage(), 24 + 32 + 128 + size_class(second));
+    // Five links: 16 + 5 × 56 = 296 bytes of records, in the 320-byte class
+    // that RedisBloom's five 64-byte link records alone fill.
+    for i in 15..1000u32 {
+        if c.num_links() == 5 {
+            break;
+        }
+        c.add(&i.to_le_bytes());
+    }
+    assert_eq!(c.num_links(), 5);
+    let arrays: u64 = c.links()[1..].iter().map(|l| size_class(l.bytes())).sum();
+    assert_eq!(c.memory_usage(), 24 + 32 + 320 + arrays);
 }
 
 /// Fields that do not fit the compact head (here a growth factor above
