@@ -6,9 +6,7 @@ use rsbloom_core::cuckoo::args::{
     cf_autocreate, parse_cf_insert, parse_cf_reserve, parse_loadchunk_pos, parse_scandump_pos,
     CfReserve,
 };
-use rsbloom_core::cuckoo::{
-    hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome,
-};
+use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome};
 use rsbloom_core::limit::{self, OVER_LIMIT};
 use rsbloom_core::prefetch::pipelined;
 
