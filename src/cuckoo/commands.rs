@@ -6,7 +6,9 @@ use rsbloom_core::cuckoo::args::{
     cf_autocreate, parse_cf_insert, parse_cf_reserve, parse_loadchunk_pos, parse_scandump_pos,
     CfReserve,
 };
-use rsbloom_core::cuckoo::{hash_item, CreateError, CuckooFilter, HeaderError, InsertOutcome};
+use rsbloom_core::cuckoo::{
+    hash_item, CreateError, CuckooFilter, CuckooHash, HeaderError, InsertOutcome,
+};
 use rsbloom_core::limit::{self, OVER_LIMIT};
 use rsbloom_core::prefetch::pipelined;
 
@@ -15,6 +17,24 @@ use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, RStr, ReplyError, Value};
 
 const NOT_FOUND: ReplyError = ReplyError::Text("ERR not found");
 const ITEM_EXISTS: ReplyError = ReplyError::Text("ERR item exists");
+
+/// Runs `each` on the hash of every item in order (`each` false: stop),
+/// the next items' buckets prefetched: both for a check, the first for an
+/// insert (CuckooFilter::prefetch).
+fn for_each_hashed<F: std::borrow::Borrow<CuckooFilter>>(
+    cf: F,
+    items: &[RStr],
+    check: bool,
+    each: impl FnMut(&mut F, CuckooHash) -> bool,
+) {
+    pipelined(
+        cf,
+        items,
+        |_, item| hash_item(item.as_ref()),
+        |cf, h| cf.borrow().prefetch(h, check),
+        each,
+    );
+}
 
 fn exact_arity(args: &[RStr], n: usize) -> CmdResult {
     if args.len() == n {
@@ -147,28 +167,22 @@ fn insert_items(
     let mut failure = None;
     let mut seen = 0;
     let mut dropped = Vec::new();
-    pipelined(
-        cf,
-        items,
-        |_, item| hash_item(item.as_ref()),
-        |cf, h| cf.prefetch(h, false),
-        |cf, h| {
-            let outcome = cf.insert_within(h, kind.unique(), limit);
-            if not_replayable(outcome) {
-                dropped.push(seen);
-            }
-            seen += 1;
-            match item_reply(kind, outcome) {
-                ItemReply::Bool(b) => ctx.reply_bool(b),
-                ItemReply::Int(i) => ctx.reply_int(i),
-                ItemReply::Failed if resp3 => ctx.reply_bool(false),
-                ItemReply::Failed => ctx.reply_int(-1),
-                ItemReply::Refused(text) => ctx.reply_error(text),
-                ItemReply::Error(text) => failure = Some(text),
-            }
-            failure.is_none()
-        },
-    );
+    for_each_hashed(cf, items, false, |cf, h| {
+        let outcome = cf.insert_within(h, kind.unique(), limit);
+        if not_replayable(outcome) {
+            dropped.push(seen);
+        }
+        seen += 1;
+        match item_reply(kind, outcome) {
+            ItemReply::Bool(b) => ctx.reply_bool(b),
+            ItemReply::Int(i) => ctx.reply_int(i),
+            ItemReply::Failed if resp3 => ctx.reply_bool(false),
+            ItemReply::Failed => ctx.reply_int(-1),
+            ItemReply::Refused(text) => ctx.reply_error(text),
+            ItemReply::Error(text) => failure = Some(text),
+        }
+        failure.is_none()
+    });
     if let Some(text) = failure {
         return Err(ReplyError::Text(text));
     }
@@ -278,16 +292,10 @@ pub fn mexists(ctx: &Ctx, args: &[RStr]) -> CmdResult {
         items.iter().for_each(|_| ctx.reply_bool(false));
         return Ok(());
     };
-    pipelined(
-        cf,
-        items,
-        |_, item| hash_item(item.as_ref()),
-        |cf, h| cf.prefetch(h, true),
-        |cf, h| {
-            ctx.reply_bool(cf.contains(h));
-            true
-        },
-    );
+    for_each_hashed(cf, items, true, |cf, h| {
+        ctx.reply_bool(cf.contains(h));
+        true
+    });
     Ok(())
 }
 
