@@ -11,7 +11,7 @@
 use std::ffi::CStr;
 
 use rsbloom_core::args::ArgError;
-use rsbloom_core::clock::{Aging, MAX_AHEAD_MS};
+use rsbloom_core::clock::{parse_tick_ms, Aging, MAX_AHEAD_MS};
 use rsbloom_core::window::Ring;
 
 use crate::ffi::context::ModuleValue;
@@ -68,7 +68,8 @@ pub fn create_window<T: ModuleValue, E>(
 pub struct TickCommand {
     /// The command, as replicated ahead of a write.
     pub name: &'static CStr,
-    pub parse_timestamp: fn(&[u8]) -> Result<u64, ArgError>,
+    /// The text for a time that is not Unix milliseconds ≥ 1.
+    pub bad_timestamp: ArgError,
     pub missing: ReplyError,
     /// A time past the clock's margin.
     pub future: ReplyError,
@@ -88,7 +89,7 @@ pub fn tick_command<T: Aging + ModuleValue>(
     let [_, name, ms] = args else {
         return Err(ReplyError::WrongArity);
     };
-    let ms = match (command.parse_timestamp)(ms.as_ref()) {
+    let ms = match parse_tick_ms(ms.as_ref(), command.bad_timestamp) {
         Err(e) if !command.key_first => return Err(e.into()),
         parsed => parsed,
     };

@@ -2,12 +2,11 @@
 //! decoder and SCANDUMP header, and the APBF.* argument parsers.
 
 use rsbloom_core::apbf::args::{
-    parse_error, parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
-    MIN_ERROR,
+    parse_error, parse_loadchunk_iter, parse_reserve, parse_scandump_iter, BAD_TIMESTAMP, MIN_ERROR,
 };
 use rsbloom_core::apbf::{Apbf, CountFull, Header, LoadError, Window, HEADER_BYTES, MAX_COUNT};
 use rsbloom_core::args::parse_f64;
-use rsbloom_core::clock::Aging;
+use rsbloom_core::clock::{parse_tick_ms, Aging};
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 
 use super::{check_arg_error, encode_primitives, ref_i64, PROBE_ITEMS};
@@ -183,7 +182,7 @@ pub fn apbf_args(data: &[u8]) {
             int.filter(|&n| n >= 1).map(|n| n as u64)
         );
         assert_eq!(
-            parse_timestamp(p).ok(),
+            parse_tick_ms(p, BAD_TIMESTAMP).ok(),
             int.filter(|&n| n >= 1).map(|n| n as u64)
         );
     }

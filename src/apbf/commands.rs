@@ -7,9 +7,10 @@
 //! replays apply the same shifts; reads age the filter virtually.
 
 use rsbloom_core::apbf::args::{
-    parse_loadchunk_iter, parse_reserve, parse_scandump_iter, parse_timestamp,
+    parse_loadchunk_iter, parse_reserve, parse_scandump_iter, BAD_TIMESTAMP,
 };
 use rsbloom_core::apbf::{Apbf, ChunkError, CountFull, CreateError, Header};
+use rsbloom_core::clock::parse_tick_ms;
 
 use crate::clock::age_to_clock;
 use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Lookup, RStr, ReplyError};
@@ -228,7 +229,7 @@ pub fn tick(ctx: &Ctx, args: &[RStr]) -> CmdResult {
     let [_, name, ms] = args else {
         return Err(ReplyError::WrongArity);
     };
-    let ms = parse_timestamp(ms.as_ref())?;
+    let ms = parse_tick_ms(ms.as_ref(), BAD_TIMESTAMP)?;
     let mut key = ctx.open_key(name, true);
     let f = key.get::<Apbf>().or_missing(KEY_MISSING)?;
     if !f.header().is_time() {

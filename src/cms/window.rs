@@ -2,7 +2,7 @@
 //! commands as the plain sketch, each write first aged to the master's
 //! clock (`crate::clock`), each read aged virtually by the reader's.
 
-use rsbloom_core::cms::args::parse_timestamp;
+use rsbloom_core::cms::args::BAD_TIMESTAMP;
 use rsbloom_core::cms::{CellSize, WindowError, WindowedCms};
 use rsbloom_core::window::{WindowSpec, Windowed};
 
@@ -19,7 +19,7 @@ const BAD_WINDOW: ReplyError =
 pub const NO_MERGE: ReplyError = ReplyError::Text("CMS: MERGE does not support windowed sketches");
 const TICK: TickCommand = TickCommand {
     name: c"CMS.TICK",
-    parse_timestamp,
+    bad_timestamp: BAD_TIMESTAMP,
     missing: KEY_MISSING,
     future: ReplyError::Text("CMS: timestamp is more than 60 s past the server's clock"),
     key_first: false,

@@ -4,7 +4,7 @@
 //! buckets merged as of the reader's clock. Reads never change the value,
 //! so they replicate nothing.
 
-use rsbloom_core::tdigest::args::{parse_timestamp, ALLOC_FAILED, KEY_MISSING, OVERFLOW};
+use rsbloom_core::tdigest::args::{ALLOC_FAILED, BAD_TIMESTAMP, KEY_MISSING, OVERFLOW};
 use rsbloom_core::tdigest::window::View;
 use rsbloom_core::tdigest::{c_i64, WindowError, WindowedTDigest};
 use rsbloom_core::window::{WindowSpec, Windowed};
@@ -20,7 +20,7 @@ pub const NO_MERGE: ReplyError =
     ReplyError::Text("ERR T-Digest: MERGE does not support windowed digests");
 const TICK: TickCommand = TickCommand {
     name: c"TDIGEST.TICK",
-    parse_timestamp,
+    bad_timestamp: BAD_TIMESTAMP,
     missing: ReplyError::Text(KEY_MISSING),
     future: ReplyError::Text("ERR T-Digest: timestamp is more than 60 s past the server's clock"),
     key_first: true,

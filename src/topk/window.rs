@@ -2,7 +2,7 @@
 //! commands as the plain sketch, each write first aged to the master's
 //! clock (`crate::clock`), each read aged virtually by the reader's.
 
-use rsbloom_core::topk::args::{parse_timestamp, TopkReserve};
+use rsbloom_core::topk::args::{TopkReserve, BAD_TIMESTAMP};
 use rsbloom_core::topk::{cstr, TopK, WindowError, WindowedTopK};
 use rsbloom_core::window::{WindowSpec, Windowed};
 
@@ -19,7 +19,7 @@ const BAD_WINDOW: ReplyError =
     ReplyError::Text("TopK: WINDOW must be at least BUCKETS milliseconds");
 const TICK: TickCommand = TickCommand {
     name: c"TOPK.TICK",
-    parse_timestamp,
+    bad_timestamp: BAD_TIMESTAMP,
     missing: ReplyError::Text(NO_KEY),
     future: ReplyError::Text("TopK: timestamp is more than 60 s past the server's clock"),
     key_first: false,

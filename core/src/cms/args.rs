@@ -27,7 +27,8 @@ const WINDOW_ERRORS: WindowErrors = WindowErrors {
     below: ArgError::Reply("CMS: WINDOW must be at least BUCKETS milliseconds"),
 };
 const DUPLICATE: ArgError = ArgError::Reply("CMS: duplicate argument");
-const BAD_TIMESTAMP: ArgError = ArgError::Reply("CMS: invalid timestamp");
+/// CMS.TICK's text for a time that is not Unix milliseconds ≥ 1.
+pub const BAD_TIMESTAMP: ArgError = ArgError::Reply("CMS: invalid timestamp");
 
 /// CMS.INITBYDIM width and depth: integers ≥ 1, width checked first (§5.2).
 pub fn parse_dims(width: &[u8], depth: &[u8]) -> Result<(u64, u64), ArgError> {
@@ -149,19 +150,6 @@ pub fn parse_init_options<A: AsRef<[u8]>>(options: &[A]) -> Result<InitOptions, 
         cell_size: cell_size.unwrap_or(CellSize::Four),
         window: w,
     })
-}
-
-/// An integer in 1..=max.
-fn ranged(arg: &[u8], max: u64, err: ArgError) -> Result<u64, ArgError> {
-    parse_i64(arg)
-        .and_then(|v| u64::try_from(v).ok())
-        .filter(|v| (1..=max).contains(v))
-        .ok_or(err)
-}
-
-/// CMS.TICK timestamp: Unix milliseconds, ≥ 1.
-pub fn parse_timestamp(arg: &[u8]) -> Result<u64, ArgError> {
-    ranged(arg, i64::MAX as u64, BAD_TIMESTAMP)
 }
 
 /// CMS.INCRBY argument count: a key and at least one item/increment pair.
@@ -455,8 +443,6 @@ mod tests {
             init("CMS.INITBYPROB k 0.1 0.1 BUCKETS 1024 CELL_SIZE 2 WINDOW 315360000000"),
             win(CellSize::Two, 315_360_000_000, 1024)
         );
-        assert_eq!(parse_timestamp(b"0"), Err(BAD_TIMESTAMP));
-        assert_eq!(parse_timestamp(b"1700000000000"), Ok(1_700_000_000_000));
     }
 
     fn m(line: &str) -> Result<Merge, ArgError> {

@@ -79,7 +79,8 @@ const WINDOW_ERRORS: WindowErrors = WindowErrors {
     below: ArgError::Reply("ERR T-Digest: WINDOW must be at least BUCKETS milliseconds"),
 };
 const DUPLICATE: ArgError = ArgError::Reply("ERR T-Digest: duplicate argument");
-const BAD_TIMESTAMP: ArgError = ArgError::Reply("ERR T-Digest: invalid timestamp");
+/// TDIGEST.TICK's text for a time that is not Unix milliseconds ≥ 1.
+pub const BAD_TIMESTAMP: ArgError = ArgError::Reply("ERR T-Digest: invalid timestamp");
 
 /// Whether TDIGEST.CREATE asks for a window: `WINDOW` (any case) where an
 /// option's token stands. RedisBloom answers every such call with an
@@ -127,14 +128,6 @@ pub fn parse_create_window<A: AsRef<[u8]>>(argv: &[A]) -> Result<(i64, WindowSpe
         compression.unwrap_or(crate::tdigest::DEFAULT_COMPRESSION),
         w,
     ))
-}
-
-/// TDIGEST.TICK's time: Unix milliseconds, ≥ 1.
-pub fn parse_timestamp(arg: &[u8]) -> Result<u64, ArgError> {
-    parse_i64(arg)
-        .filter(|&v| v >= 1)
-        .map(|v| v as u64)
-        .ok_or(BAD_TIMESTAMP)
 }
 
 /// Arguments up to this many are parsed on the stack.
