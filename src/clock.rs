@@ -10,8 +10,8 @@
 
 use std::ffi::CStr;
 
-use rsbloom_core::args::ArgError;
-use rsbloom_core::clock::{parse_tick_ms, Aging, MAX_AHEAD_MS};
+use rsbloom_core::args::{parse_tick_ms, ArgError};
+use rsbloom_core::clock::{Aging, MAX_AHEAD_MS};
 use rsbloom_core::window::Ring;
 
 use crate::ffi::context::ModuleValue;

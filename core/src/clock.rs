@@ -4,8 +4,6 @@
 //! time and the time given, so replicas and AOF replays that are handed
 //! the master's time shift exactly as the master did.
 
-use crate::args::{parse_i64, ArgError};
-
 /// Largest clock (Unix ms): INFO replies carry it as a signed RESP
 /// integer, and no server's clock is past it.
 pub const MAX_MS: u64 = i64::MAX as u64;
@@ -17,15 +15,6 @@ pub const MAX_SPAN_MS: u64 = 10 * 365 * 86_400_000;
 /// between cluster nodes (a slot migration forwards the source's ticks),
 /// never a jump that would stop the window for years.
 pub const MAX_AHEAD_MS: u64 = 60_000;
-
-/// A TICK command's time: Unix milliseconds, 1 ..= [`MAX_MS`]; the
-/// family's `err` otherwise.
-pub fn parse_tick_ms(arg: &[u8], err: ArgError) -> Result<u64, ArgError> {
-    parse_i64(arg)
-        .and_then(|v| u64::try_from(v).ok())
-        .filter(|&v| v >= 1)
-        .ok_or(err)
-}
 
 /// A value that ages with its window on this clock (APBF's time windows,
 /// every value on a `crate::window::Ring`): what the master's clock and
@@ -102,17 +91,6 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tick_times_are_positive_milliseconds() {
-        let err = ArgError::Reply("bad");
-        assert_eq!(parse_tick_ms(b"1", err), Ok(1));
-        assert_eq!(parse_tick_ms(b"1700000000000", err), Ok(1_700_000_000_000));
-        assert_eq!(parse_tick_ms(b"9223372036854775807", err), Ok(MAX_MS));
-        for bad in ["0", "-1", "9223372036854775808", "1.5", "", "x"] {
-            assert_eq!(parse_tick_ms(bad.as_bytes(), err), Err(err), "{bad}");
-        }
-    }
 
     #[test]
     fn starts_then_moves_by_whole_periods() {

@@ -5,8 +5,8 @@ use rsbloom_core::apbf::args::{
     parse_error, parse_loadchunk_iter, parse_reserve, parse_scandump_iter, BAD_TIMESTAMP, MIN_ERROR,
 };
 use rsbloom_core::apbf::{Apbf, CountFull, Header, LoadError, Window, HEADER_BYTES, MAX_COUNT};
-use rsbloom_core::args::parse_f64;
-use rsbloom_core::clock::{parse_tick_ms, Aging};
+use rsbloom_core::args::{parse_f64, parse_tick_ms};
+use rsbloom_core::clock::Aging;
 use rsbloom_core::rdb::{ByteSource, Primitive, PrimitiveSource};
 
 use super::{check_arg_error, encode_primitives, ref_i64, PROBE_ITEMS};

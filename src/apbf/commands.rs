@@ -10,7 +10,7 @@ use rsbloom_core::apbf::args::{
     parse_loadchunk_iter, parse_reserve, parse_scandump_iter, BAD_TIMESTAMP,
 };
 use rsbloom_core::apbf::{Apbf, ChunkError, CountFull, CreateError, Header};
-use rsbloom_core::clock::parse_tick_ms;
+use rsbloom_core::args::parse_tick_ms;
 
 use crate::clock::age_to_clock;
 use crate::ffi::{arg, loadchunk_args, CmdResult, Ctx, Lookup, RStr, ReplyError};

@@ -80,6 +80,15 @@ pub fn narrow<T: TryFrom<i64> + Default>(v: i64) -> T {
     T::try_from(v).unwrap_or_default()
 }
 
+/// A TICK command's time: Unix milliseconds, 1 ..= `clock::MAX_MS`
+/// (i64::MAX); the family's `err` otherwise.
+pub fn parse_tick_ms(arg: &[u8], err: ArgError) -> Result<u64, ArgError> {
+    parse_i64(arg)
+        .and_then(|v| u64::try_from(v).ok())
+        .filter(|&v| v >= 1)
+        .ok_or(err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +113,19 @@ mod tests {
         assert_eq!(narrow::<u16>(65535), u16::MAX);
         assert_eq!(narrow::<u32>(-1), 0);
         assert_eq!(narrow::<u64>(5), 5);
+    }
+
+    #[test]
+    fn tick_times_are_positive_milliseconds() {
+        let err = ArgError::Reply("bad");
+        assert_eq!(parse_tick_ms(b"1", err), Ok(1));
+        assert_eq!(parse_tick_ms(b"1700000000000", err), Ok(1_700_000_000_000));
+        assert_eq!(
+            parse_tick_ms(b"9223372036854775807", err),
+            Ok(crate::clock::MAX_MS)
+        );
+        for bad in ["0", "-1", "9223372036854775808", "1.5", "", "x"] {
+            assert_eq!(parse_tick_ms(bad.as_bytes(), err), Err(err), "{bad}");
+        }
     }
 }
