@@ -78,7 +78,8 @@ fn cases() -> Vec<Case> {
             vec![],
             -96,
         ),
-        // A first bit array above 64 KiB is not inline: 32 + 64 against 16 + 80 (72).
+        // A first bit array above 64 KiB is not inline: 32 + 64 against 16 +
+        // 80 (72 bytes of records, in the 80-byte class).
         bloom_case("BF 1M", &["BF.RESERVE", "k", "0.001", "1000000"], vec![], 0),
         // 32 + 128 + 16 against 32 (16 + 16) + 128 (16 + 112).
         bloom_case(

@@ -59,7 +59,13 @@ const LEN_BITS: u32 = 44;
 pub(super) const MAX_LINK_BYTES: u64 = (1 << LEN_BITS) - 1;
 const HASHES_AT: u32 = LEN_BITS;
 /// 11 bits: `hashes` is at most [`MAX_HASHES`].
-const N2_AT: u32 = HASHES_AT + 11;
+const HASHES_MASK: u64 = (1 << 11) - 1;
+const N2_AT: u32 = HASHES_AT + HASHES_MASK.count_ones();
+/// 6 bits: `n2` is at most [`MAX_N2`].
+const N2_MASK: u64 = (1 << 6) - 1;
+// What a loaded link may hold fits its bits of `shape`.
+const _: () =
+    assert!(MAX_HASHES <= HASHES_MASK && MAX_N2 <= N2_MASK && N2_AT + N2_MASK.count_ones() <= 64);
 
 // SAFETY: a link is a record inside its chain's block, reachable only
 // through the chain, which owns the bit array `data` points to as a Box would.
@@ -267,6 +273,7 @@ impl Link {
     /// [`MAX_LINK_BYTES`] (checked with the bits on load, `check_bytes`).
     pub(super) unsafe fn placed(f: Fields, data: NonNull<u8>, len: usize) -> Link {
         debug_assert!(len as u64 <= MAX_LINK_BYTES && u64::from(f.hashes) <= MAX_HASHES);
+        debug_assert!(u64::from(f.n2) <= MAX_N2);
         Link {
             entries: f.entries,
             error: f.error,
@@ -425,7 +432,7 @@ impl Link {
         self.bpe
     }
     pub fn hashes(&self) -> u32 {
-        (self.shape >> HASHES_AT) as u32 & 0x7ff
+        ((self.shape >> HASHES_AT) & HASHES_MASK) as u32
     }
     /// Stored bit count (8 × bytes).
     pub fn bits(&self) -> u64 {
@@ -433,7 +440,7 @@ impl Link {
     }
     /// log2 of the index modulus of legacy power-of-two links, else 0.
     pub fn n2(&self) -> u8 {
-        (self.shape >> N2_AT) as u8 & 0x3f
+        ((self.shape >> N2_AT) & N2_MASK) as u8
     }
     /// Items added to this link.
     pub fn size(&self) -> u64 {
